@@ -1,0 +1,77 @@
+# amq - approximate-membership filters for SQLite and PostgreSQL.
+#
+# Targets:
+#   make            build/amq.so (SQLite extension) and the PostgreSQL module
+#   make install    install the PostgreSQL extension (amq.control, $libdir/amq)
+#   make test       every test: core unit tests (plain and ASan+UBSan), a bounded
+#                   libFuzzer run, SQLite tests, pg_regress on a temporary server,
+#                   interop; the last line is "N passed, N failed"
+#   make demo       the join-prefilter session in the sqlite3 CLI
+#   make bench      benchmarks (results go to docs/BENCHMARKS.md by hand)
+#   make deps       install missing Debian packages (apt-get as root, else
+#                   print the apt-get line and stop); every target above runs it
+#   make format     clang-format our C files
+#   make clean
+#
+# Options: CC (default cc), FUZZ_SECONDS (default 60).
+
+CC ?= cc
+BUILD := build
+FUZZ_SECONDS ?= 60
+PYTHON := /usr/bin/python3
+PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
+
+# Debian packages: build, tests and benchmarks.
+PACKAGES := gcc make clang libclang-rt-14-dev libxxhash-dev libsqlite3-dev sqlite3 \
+	python3 postgresql-15 postgresql-server-dev-15 libbloom-dev
+
+WARN := -Wall -Wextra -Werror
+CFLAGS_AMQ := -std=c11 -O2 -g -fPIC -D_GNU_SOURCE $(WARN)
+SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+CORE_SRC := $(wildcard core/*.c)
+CORE_HDR := $(wildcard core/*.h)
+CORE_OBJ := $(CORE_SRC:core/%.c=$(BUILD)/core/%.o)
+CORE_ASAN_OBJ := $(CORE_SRC:core/%.c=$(BUILD)/asan/core/%.o)
+
+.PHONY: all deps install test demo bench format clean
+.DEFAULT_GOAL := all
+
+all: deps $(BUILD)/amq.so pg
+
+deps:
+	@missing=""; for p in $(PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	  else \
+	    echo "missing packages; run: sudo apt-get install -y$$missing"; exit 1; \
+	  fi; \
+	fi
+
+$(BUILD)/core/%.o: core/%.c $(CORE_HDR) | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_AMQ) -c $< -o $@
+
+$(BUILD)/asan/core/%.o: core/%.c $(CORE_HDR) | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_AMQ) $(SAN) -c $< -o $@
+
+-include sqlite/build.mk
+-include postgres/build.mk
+include tests/build.mk
+include bench/build.mk
+
+test: all $$(TEST_BINARIES)
+	@bash tests/run.sh
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD)
+	$(MAKE) -C postgres clean PG_CONFIG=$(PG_CONFIG) >/dev/null

@@ -1,0 +1,236 @@
+/*
+ * amq.h - public API of the amq core: value hashing, Bloom and cuckoo filters,
+ * their portable serialized form, and the builders aggregates use.
+ *
+ * The core knows nothing of SQLite or PostgreSQL. It never prints, never exits
+ * and keeps no global mutable state. Every fallible function returns an
+ * amq_status and fills an amq_error whose message and hint the adapters pass
+ * on unchanged; every allocation goes through an amq_allocator supplied by the
+ * caller. A filter is always one contiguous byte buffer in the format of
+ * docs/FORMAT.md; amq_filter is a parsed view over such a buffer.
+ */
+#ifndef AMQ_H
+#define AMQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define AMQ_VERSION "0.1.0"
+#define AMQ_FORMAT_VERSION 1
+#define AMQ_HEADER_BYTES 64
+/* Largest filter, header included: 1 GiB less 64 bytes, so that it fits a
+ * PostgreSQL varlena and a default SQLite blob. */
+#define AMQ_MAX_FILTER_BYTES (((size_t)1 << 30) - 64)
+/* Seed of every filter built through SQL, and of amq_hash(). */
+#define AMQ_DEFAULT_SEED 0
+#define AMQ_BLOOM_MAX_HASHES 30
+#define AMQ_CUCKOO_SLOTS 4
+#define AMQ_CUCKOO_MIN_FINGERPRINT 4
+#define AMQ_CUCKOO_MAX_FINGERPRINT 32
+/* Load factor a cuckoo filter is sized for: capacity items fit in
+ * capacity / (AMQ_CUCKOO_SLOTS * AMQ_CUCKOO_TARGET_LOAD) slots. */
+#define AMQ_CUCKOO_TARGET_LOAD 0.95
+
+typedef enum amq_status {
+	AMQ_OK = 0,
+	AMQ_INVALID_ARGUMENT, /* bad fpr, capacity, layout, ... (SQLSTATE 22023) */
+	AMQ_INVALID_FILTER,   /* bytes are not a valid filter (22P02) */
+	AMQ_WRONG_KIND,       /* a cuckoo filter where a bloom one is expected (22023) */
+	AMQ_INCOMPATIBLE,     /* two filters or builders with different parameters (22023) */
+	AMQ_FILTER_FULL,      /* cuckoo add found no free slot (54000) */
+	AMQ_TOO_LARGE,        /* the filter would exceed AMQ_MAX_FILTER_BYTES (54000) */
+	AMQ_NO_MEMORY         /* the allocator returned NULL (53200) */
+} amq_status;
+
+/* What went wrong, in words the adapters show as they are: message is
+ * lower-case without a trailing period; hint says what to do (may be empty). */
+typedef struct amq_error {
+	amq_status status;
+	char message[256];
+	char hint[160];
+} amq_error;
+
+/* Allocation hook: alloc returns NULL on failure; free accepts NULL. */
+typedef struct amq_allocator {
+	void *(*alloc)(void *ctx, size_t size);
+	void (*free)(void *ctx, void *ptr);
+	void *ctx;
+} amq_allocator;
+
+/* malloc/free, for tests, benchmarks and tools. */
+extern const amq_allocator amq_malloc_allocator;
+
+typedef enum amq_kind { AMQ_KIND_BLOOM = 1, AMQ_KIND_CUCKOO = 2 } amq_kind;
+
+typedef enum amq_layout {
+	AMQ_LAYOUT_CLASSIC = 0, /* bloom: k bits anywhere in m; cuckoo: its only layout */
+	AMQ_LAYOUT_BLOCKED = 1  /* bloom: all k bits in one 512-bit block */
+} amq_layout;
+
+/*
+ * A parsed view of a serialized filter. bytes/size cover the whole buffer;
+ * the other fields mirror the header. Functions that change a filter update
+ * the payload and these fields; amq_filter_seal() writes them back to the
+ * header together with a fresh checksum.
+ */
+typedef struct amq_filter {
+	uint8_t *bytes;
+	size_t size;
+	amq_kind kind;
+	amq_layout layout;
+	uint32_t hashes;  /* bloom: k; cuckoo: fingerprint bits f */
+	uint64_t seed;
+	uint64_t cells;   /* bloom: bits m; cuckoo: buckets */
+	uint64_t items;   /* values added (bloom: adds; cuckoo: occupied slots) */
+	uint8_t *payload; /* bytes + AMQ_HEADER_BYTES */
+	uint64_t payload_size;
+} amq_filter;
+
+/* ---- errors (error.c) ---- */
+
+/* Fills err (when not NULL) and returns status. printf-style message. */
+amq_status amq_fail(amq_error *err, amq_status status, const char *hint, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* ---- value hashing (hash.c, docs/HASHING.md) ---- */
+
+uint64_t amq_hash_int(int64_t value, uint64_t seed);
+/* Integral doubles within int64 hash as that integer; -0.0 as 0; NaNs as one NaN. */
+uint64_t amq_hash_double(double value, uint64_t seed);
+/* text must be UTF-8. */
+uint64_t amq_hash_text(const void *text, size_t len, uint64_t seed);
+uint64_t amq_hash_blob(const void *blob, size_t len, uint64_t seed);
+
+/* ---- argument checks shared by both adapters (params.c) ---- */
+
+/* fpr must be a number strictly between 0 and 1. */
+amq_status amq_check_fpr(double fpr, amq_error *err);
+/* capacity must be at least 1. */
+amq_status amq_check_capacity(int64_t capacity, amq_error *err);
+/* Parses 'classic' or 'blocked'. */
+amq_status amq_parse_layout(const char *name, size_t len, amq_layout *out, amq_error *err);
+
+/* ---- the serialized form (format.c, docs/FORMAT.md) ---- */
+
+/* Parses and checks the header against size; does not read the payload or
+ * verify the checksum. buf must stay alive and unmoved while f is used;
+ * read-only functions never write through it. */
+amq_status amq_filter_open(amq_filter *f, const void *buf, size_t size, amq_error *err);
+/* O(size) check: checksum, zero padding, and (cuckoo) item count. */
+amq_status amq_filter_verify(const amq_filter *f, amq_error *err);
+/* Writes the header fields and checksum into f->bytes. */
+void amq_filter_seal(amq_filter *f);
+/* AMQ_WRONG_KIND unless f is of the kind named. */
+amq_status amq_filter_expect(const amq_filter *f, amq_kind kind, amq_error *err);
+/* A new buffer holding a copy of src; dst views it. */
+amq_status amq_filter_clone(amq_filter *dst, const amq_filter *src, const amq_allocator *a,
+                            amq_error *err);
+/* Frees a filter whose buffer came from a create/clone call with allocator a. */
+void amq_filter_free(amq_filter *f, const amq_allocator *a);
+/* Describes f as one JSON object; returns the length written (truncated to
+ * cap - 1 bytes, always NUL-terminated when cap > 0); 512 bytes always suffice. */
+size_t amq_filter_info_json(const amq_filter *f, char *out, size_t cap);
+
+/* ---- Bloom filters (bloom.c, bloom_sizing.c) ---- */
+
+/* Bits and hashes for capacity distinct items at fpr in the given layout. */
+amq_status amq_bloom_size(uint64_t capacity, double fpr, amq_layout layout, uint64_t *bits,
+                          uint32_t *hashes, amq_error *err);
+/* An empty Bloom filter for capacity items at fpr. */
+amq_status amq_bloom_create(amq_filter *f, uint64_t capacity, double fpr, amq_layout layout,
+                            uint64_t seed, const amq_allocator *a, amq_error *err);
+/* An empty Bloom filter with exactly these parameters (blocked: bits is a
+ * multiple of 512). */
+amq_status amq_bloom_create_exact(amq_filter *f, amq_layout layout, uint64_t bits, uint32_t hashes,
+                                  uint64_t seed, const amq_allocator *a, amq_error *err);
+void amq_bloom_add(amq_filter *f, uint64_t hash);
+bool amq_bloom_contains(const amq_filter *f, uint64_t hash);
+/* dst |= src, items summed; AMQ_INCOMPATIBLE unless layout, bits, hashes and seed match. */
+amq_status amq_bloom_union_into(amq_filter *dst, const amq_filter *src, amq_error *err);
+/* dst &= src, items = min; same compatibility rule. */
+amq_status amq_bloom_intersect_into(amq_filter *dst, const amq_filter *src, amq_error *err);
+uint64_t amq_bloom_bits_set(const amq_filter *f);
+/* Distinct items estimated from the set bits: -(m/k) ln(1 - X/m). */
+double amq_bloom_estimate_items(const amq_filter *f);
+/* The false-positive rate a random absent value sees now, from the set bits. */
+double amq_bloom_expected_fpr(const amq_filter *f);
+
+/* ---- cuckoo filters (cuckoo.c) ---- */
+
+/* Fingerprint bits for a target fpr: ceil(log2(2b/fpr)) clamped to [4, 32]. */
+uint32_t amq_cuckoo_fingerprint_bits(double fpr);
+/* An empty cuckoo filter that holds at least capacity items at fpr. */
+amq_status amq_cuckoo_create(amq_filter *f, uint64_t capacity, double fpr, uint64_t seed,
+                             const amq_allocator *a, amq_error *err);
+amq_status amq_cuckoo_create_exact(amq_filter *f, uint64_t buckets, uint32_t fingerprint_bits,
+                                   uint64_t seed, const amq_allocator *a, amq_error *err);
+/* Adds one copy. On AMQ_FILTER_FULL the filter is byte for byte unchanged. */
+amq_status amq_cuckoo_add(amq_filter *f, uint64_t hash, amq_error *err);
+bool amq_cuckoo_contains(const amq_filter *f, uint64_t hash);
+/* Removes one copy; false (and no change) when none is stored. */
+bool amq_cuckoo_delete(amq_filter *f, uint64_t hash);
+/* Copies stored: slots of the two candidate buckets holding the fingerprint. */
+uint32_t amq_cuckoo_count(const amq_filter *f, uint64_t hash);
+double amq_cuckoo_load(const amq_filter *f);
+/* 1 - (1 - 1/(2^f - 1))^(2b * load): the rate a random absent value sees now. */
+double amq_cuckoo_expected_fpr(const amq_filter *f);
+
+/* ---- building without knowing n (hashset.c, builder.c) ---- */
+
+/* A bag of 64-bit hashes that compacts itself (sort + unique) when full, so
+ * memory stays within 8 bytes per row added and, for duplicate-heavy input,
+ * near 8 bytes per distinct hash. */
+typedef struct amq_hashset {
+	uint64_t *hashes;
+	size_t count;
+	size_t capacity;
+	size_t sorted; /* hashes[0..sorted) is sorted and unique */
+	amq_allocator alloc;
+} amq_hashset;
+
+void amq_hashset_init(amq_hashset *s, const amq_allocator *a);
+amq_status amq_hashset_add(amq_hashset *s, uint64_t hash, amq_error *err);
+/* Sorts and removes duplicates; afterwards hashes[0..count) is the set. */
+void amq_hashset_compact(amq_hashset *s);
+void amq_hashset_free(amq_hashset *s);
+
+/*
+ * Builds one filter from a stream of hashes. With capacity 0 the hashes are
+ * collected and the filter is sized at the end for the distinct ones; a Bloom
+ * builder with a capacity streams into a fixed filter in constant memory. A
+ * cuckoo builder always collects (its layout depends on insertion order, so it
+ * inserts the sorted distinct hashes at the end); a capacity then fixes its size.
+ * The result depends only on the multiset of hashes added, never on their
+ * order or on how they were split between merged builders.
+ */
+typedef struct amq_builder {
+	amq_kind kind;
+	amq_layout layout;
+	double fpr;
+	uint64_t capacity; /* 0: size for the distinct hashes seen */
+	uint64_t seed;
+	uint64_t rows;     /* hashes added, duplicates included */
+	bool streaming;    /* bloom with capacity: filter is live */
+	amq_filter filter;
+	amq_hashset set;
+	amq_allocator alloc;
+} amq_builder;
+
+amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, double fpr,
+                            uint64_t capacity, uint64_t seed, const amq_allocator *a,
+                            amq_error *err);
+amq_status amq_builder_add(amq_builder *b, uint64_t hash, amq_error *err);
+/* Adds everything other holds into b; AMQ_INCOMPATIBLE if their parameters differ. */
+amq_status amq_builder_merge(amq_builder *b, const amq_builder *other, amq_error *err);
+/* A sealed filter (allocated with the builder's allocator, owned by the
+ * caller). The builder stays valid and can be freed afterwards. */
+amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err);
+/* Serialized state for PostgreSQL's parallel aggregates: *out (allocated with
+ * the builder's allocator) holds *len bytes. */
+amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq_error *err);
+amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
+                                   const amq_allocator *a, amq_error *err);
+void amq_builder_free(amq_builder *b);
+
+#endif

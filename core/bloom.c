@@ -1,0 +1,194 @@
+/*
+ * bloom.c - Bloom filter operations for both layouts.
+ *
+ * Classic: the k bit positions of an item come from its one 64-bit hash by
+ * enhanced double hashing (Dillinger & Manolios 2004, after Kirsch &
+ * Mitzenmacher): x = h1 mod m, y = h2 mod m, then x += y, y += i for each
+ * further position. Positions are 64-bit, so filters past 2^32 bits use every
+ * bit. A position equal to an earlier one of the same item moves on to the
+ * next bit, so every item sets exactly k distinct bits (the sizing formulas
+ * assume it). Blocked: the hash picks one 512-bit block (one cache line) and
+ * seeds a 64-bit LCG whose top 9 bits give the k positions in it; arithmetic
+ * progressions would be cheaper but, in a space of 512, items sharing a step
+ * overlap too often and the measured rate drifts above the model's.
+ */
+#include "internal.h"
+
+#include <math.h>
+
+#define BLOCK_BITS 512
+#define BLOCK_BYTES 64
+
+static inline bool bit_test(const uint8_t *bits, uint64_t p)
+{
+	return (bits[p >> 3] >> (p & 7)) & 1;
+}
+
+static inline void bit_set(uint8_t *bits, uint64_t p)
+{
+	bits[p >> 3] |= (uint8_t)(1u << (p & 7));
+}
+
+/* True when p is one of the first n positions already chosen. */
+static inline bool already_chosen(const uint64_t *chosen, uint32_t n, uint64_t p)
+{
+	for (uint32_t j = 0; j < n; j++)
+		if (chosen[j] == p)
+			return true;
+	return false;
+}
+
+/*
+ * Walks the k distinct positions of an item in a classic filter of m bits.
+ * With `set` it sets them all and returns true; otherwise it returns whether
+ * all are set, stopping at the first clear one.
+ */
+static inline bool walk_classic(uint8_t *bits, uint64_t m, uint32_t k, uint64_t x, uint64_t y,
+                                bool set)
+{
+	uint64_t chosen[AMQ_BLOOM_MAX_HASHES];
+	for (uint32_t i = 0; i < k; i++) {
+		uint64_t p = x;
+		while (already_chosen(chosen, i, p))
+			p = p + 1 == m ? 0 : p + 1;
+		chosen[i] = p;
+		if (set)
+			bit_set(bits, p);
+		else if (!bit_test(bits, p))
+			return false;
+		x += y;
+		if (x >= m)
+			x -= m;
+		y += i + 1;
+		if (y >= m)
+			y %= m;
+	}
+	return true;
+}
+
+/* The same for a blocked filter: k distinct positions in one 512-bit block,
+ * drawn from the top bits of an LCG (Knuth's MMIX constants) seeded by g. */
+static inline bool walk_blocked(uint8_t *block, uint32_t k, uint64_t g, bool set)
+{
+	uint64_t chosen[AMQ_BLOOM_MAX_HASHES];
+	for (uint32_t i = 0; i < k; i++) {
+		uint64_t p = g >> 55;
+		while (already_chosen(chosen, i, p))
+			p = (p + 1) & (BLOCK_BITS - 1);
+		chosen[i] = p;
+		if (set)
+			bit_set(block, p);
+		else if (!bit_test(block, p))
+			return false;
+		g = g * 6364136223846793005ULL + 1442695040888963407ULL;
+	}
+	return true;
+}
+
+/* Sets (or tests) the positions of hash in f, for either layout. */
+static inline bool locate(const amq_filter *f, uint64_t hash, bool set)
+{
+	uint64_t second = amq_mix64(hash);
+	if (f->layout == AMQ_LAYOUT_BLOCKED) {
+		uint64_t block = amq_reduce(hash, f->cells / BLOCK_BITS);
+		return walk_blocked(f->payload + block * BLOCK_BYTES, f->hashes, second, set);
+	}
+	return walk_classic(f->payload, f->cells, f->hashes, amq_reduce(hash, f->cells),
+	                    amq_reduce(second, f->cells), set);
+}
+
+void amq_bloom_add(amq_filter *f, uint64_t hash)
+{
+	locate(f, hash, true);
+	f->items++;
+}
+
+bool amq_bloom_contains(const amq_filter *f, uint64_t hash)
+{
+	return locate(f, hash, false);
+}
+
+/* AMQ_INCOMPATIBLE unless a and b share every parameter that places bits. */
+static amq_status check_compatible(const amq_filter *a, const amq_filter *b, amq_error *err)
+{
+	if (a->kind != AMQ_KIND_BLOOM || b->kind != AMQ_KIND_BLOOM)
+		return amq_filter_expect(a->kind != AMQ_KIND_BLOOM ? a : b, AMQ_KIND_BLOOM, err);
+	if (a->layout != b->layout || a->cells != b->cells || a->hashes != b->hashes ||
+	    a->seed != b->seed)
+		return amq_fail(err, AMQ_INCOMPATIBLE,
+		                "build both filters with the same capacity, fpr and layout",
+		                "cannot combine bloom filters with different parameters "
+		                "(%s %llu bits, %u hashes, seed %llu vs %s %llu bits, %u hashes, "
+		                "seed %llu)",
+		                a->layout == AMQ_LAYOUT_BLOCKED ? "blocked" : "classic",
+		                (unsigned long long)a->cells, a->hashes, (unsigned long long)a->seed,
+		                b->layout == AMQ_LAYOUT_BLOCKED ? "blocked" : "classic",
+		                (unsigned long long)b->cells, b->hashes, (unsigned long long)b->seed);
+	return AMQ_OK;
+}
+
+amq_status amq_bloom_union_into(amq_filter *dst, const amq_filter *src, amq_error *err)
+{
+	amq_status st = check_compatible(dst, src, err);
+	if (st != AMQ_OK)
+		return st;
+	for (uint64_t i = 0; i < dst->payload_size; i++)
+		dst->payload[i] |= src->payload[i];
+	dst->items = dst->items + src->items < dst->items ? UINT64_MAX : dst->items + src->items;
+	return AMQ_OK;
+}
+
+amq_status amq_bloom_intersect_into(amq_filter *dst, const amq_filter *src, amq_error *err)
+{
+	amq_status st = check_compatible(dst, src, err);
+	if (st != AMQ_OK)
+		return st;
+	for (uint64_t i = 0; i < dst->payload_size; i++)
+		dst->payload[i] &= src->payload[i];
+	dst->items = dst->items < src->items ? dst->items : src->items;
+	return AMQ_OK;
+}
+
+/* Set bits among payload bytes [from, from + len); len is a multiple of 8. */
+static uint64_t popcount_range(const uint8_t *p, uint64_t len)
+{
+	uint64_t n = 0;
+	for (uint64_t i = 0; i < len; i += 8)
+		n += (uint64_t)__builtin_popcountll(amq_load64le(p + i));
+	return n;
+}
+
+uint64_t amq_bloom_bits_set(const amq_filter *f)
+{
+	return popcount_range(f->payload, f->payload_size);
+}
+
+double amq_bloom_estimate_items(const amq_filter *f)
+{
+	double m = (double)f->cells, x = (double)amq_bloom_bits_set(f);
+	if (x >= m) /* saturated: report the largest finite estimate */
+		x = m - 0.5;
+	return -(m / f->hashes) * log1p(-x / m);
+}
+
+/* Chance that k distinct random bits out of `space` all fall among `set`. */
+static double all_set_chance(double set, double space, uint32_t k)
+{
+	double p = 1.0;
+	for (uint32_t j = 0; j < k; j++)
+		p *= set > j ? (set - j) / (space - j) : 0.0;
+	return p;
+}
+
+double amq_bloom_expected_fpr(const amq_filter *f)
+{
+	if (f->layout == AMQ_LAYOUT_CLASSIC)
+		return all_set_chance((double)amq_bloom_bits_set(f), (double)f->cells, f->hashes);
+	uint64_t blocks = f->cells / BLOCK_BITS;
+	double sum = 0.0;
+	for (uint64_t b = 0; b < blocks; b++) {
+		uint64_t set = popcount_range(f->payload + b * BLOCK_BYTES, BLOCK_BYTES);
+		sum += all_set_chance((double)set, BLOCK_BITS, f->hashes);
+	}
+	return sum / (double)blocks;
+}

@@ -1,0 +1,224 @@
+/*
+ * builder.c - one filter from a stream of hashes, as an aggregate sees them.
+ *
+ * A Bloom builder with a capacity ORs into a fixed filter (constant memory).
+ * Otherwise the builder collects hashes and, at the end, sizes the filter for
+ * the distinct ones and inserts them in sorted order. Either way the result
+ * depends only on the multiset of hashes, never on row order or on how
+ * parallel workers split the rows, so a plan gives the same bytes serial or
+ * parallel. Cuckoo always collects: its layout depends on insertion order.
+ */
+#include "internal.h"
+
+#include <math.h>
+
+static const uint8_t STATE_MAGIC[4] = {'A', 'M', 'Q', 'B'};
+#define STATE_VERSION 1
+#define STATE_HEADER 48
+
+amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, double fpr,
+                            uint64_t capacity, uint64_t seed, const amq_allocator *a,
+                            amq_error *err)
+{
+	memset(b, 0, sizeof(*b));
+	b->alloc = *a;
+	amq_hashset_init(&b->set, a);
+	amq_status st = amq_check_fpr(fpr, err);
+	if (st == AMQ_OK && capacity != 0)
+		st = amq_check_capacity(capacity > INT64_MAX ? -1 : (int64_t)capacity, err);
+	if (st != AMQ_OK)
+		return st;
+	if ((kind != AMQ_KIND_BLOOM && kind != AMQ_KIND_CUCKOO) ||
+	    (layout != AMQ_LAYOUT_CLASSIC && !(kind == AMQ_KIND_BLOOM && layout == AMQ_LAYOUT_BLOCKED)))
+		return amq_fail(err, AMQ_INVALID_ARGUMENT, "", "unknown filter kind %d / layout %d",
+		                (int)kind, (int)layout);
+	b->kind = kind;
+	b->layout = layout;
+	b->fpr = fpr;
+	b->capacity = capacity;
+	b->seed = seed;
+	b->streaming = kind == AMQ_KIND_BLOOM && capacity != 0;
+	if (b->streaming)
+		return amq_bloom_create(&b->filter, capacity, fpr, layout, seed, a, err);
+	return AMQ_OK;
+}
+
+amq_status amq_builder_add(amq_builder *b, uint64_t hash, amq_error *err)
+{
+	b->rows++;
+	if (b->streaming) {
+		amq_bloom_add(&b->filter, hash);
+		return AMQ_OK;
+	}
+	return amq_hashset_add(&b->set, hash, err);
+}
+
+amq_status amq_builder_merge(amq_builder *b, const amq_builder *other, amq_error *err)
+{
+	if (b->kind != other->kind || b->layout != other->layout || b->fpr != other->fpr ||
+	    b->capacity != other->capacity || b->seed != other->seed)
+		return amq_fail(err, AMQ_INCOMPATIBLE, "pass the same fpr and capacity on every row",
+		                "cannot merge filter aggregates with different parameters "
+		                "(fpr %g, capacity %llu vs fpr %g, capacity %llu)",
+		                b->fpr, (unsigned long long)b->capacity, other->fpr,
+		                (unsigned long long)other->capacity);
+	b->rows += other->rows;
+	if (b->streaming)
+		return amq_bloom_union_into(&b->filter, &other->filter, err);
+	for (size_t i = 0; i < other->set.count; i++) {
+		amq_status st = amq_hashset_add(&b->set, other->set.hashes[i], err);
+		if (st != AMQ_OK)
+			return st;
+	}
+	return AMQ_OK;
+}
+
+/* Cuckoo filter holding the sorted distinct hashes. Without a fixed capacity a
+ * filter that refuses an add (possible, rarely, just under the target load) is
+ * rebuilt 1/8 larger, so the result is still a function of the hashes alone. */
+static amq_status finish_cuckoo(amq_builder *b, amq_filter *out, amq_error *err)
+{
+	uint64_t capacity = b->capacity ? b->capacity : (b->set.count ? b->set.count : 1);
+	for (;;) {
+		amq_status st = amq_cuckoo_create(out, capacity, b->fpr, b->seed, &b->alloc, err);
+		if (st != AMQ_OK)
+			return st;
+		size_t i = 0;
+		for (; i < b->set.count; i++) {
+			st = amq_cuckoo_add(out, b->set.hashes[i], err);
+			if (st != AMQ_OK)
+				break;
+		}
+		if (st == AMQ_OK)
+			break;
+		amq_filter_free(out, &b->alloc);
+		if (st != AMQ_FILTER_FULL || b->capacity != 0)
+			return st;
+		capacity += capacity / 8 + 1;
+	}
+	amq_filter_seal(out);
+	return AMQ_OK;
+}
+
+amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)
+{
+	if (b->streaming) {
+		amq_status st = amq_filter_clone(out, &b->filter, &b->alloc, err);
+		if (st == AMQ_OK)
+			amq_filter_seal(out);
+		return st;
+	}
+	amq_hashset_compact(&b->set);
+	if (b->kind == AMQ_KIND_CUCKOO)
+		return finish_cuckoo(b, out, err);
+	uint64_t distinct = b->set.count ? b->set.count : 1;
+	amq_status st = amq_bloom_create(out, distinct, b->fpr, b->layout, b->seed, &b->alloc, err);
+	if (st != AMQ_OK)
+		return st;
+	for (size_t i = 0; i < b->set.count; i++)
+		amq_bloom_add(out, b->set.hashes[i]);
+	amq_filter_seal(out);
+	return AMQ_OK;
+}
+
+/*
+ * State layout (little-endian): "AMQB", version, kind, layout, streaming,
+ * fpr as IEEE-754 bits, capacity, seed, rows, then n and n hashes (sorted,
+ * distinct), or the sealed streaming filter. Only ever read back by the same
+ * build, but checked as carefully as a filter.
+ */
+amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq_error *err)
+{
+	size_t body;
+	if (b->streaming) {
+		amq_filter_seal(&b->filter);
+		body = b->filter.size;
+	} else {
+		amq_hashset_compact(&b->set);
+		body = 8 + b->set.count * 8;
+	}
+	uint8_t *p = b->alloc.alloc(b->alloc.ctx, STATE_HEADER + body);
+	if (p == NULL)
+		return amq_fail(err, AMQ_NO_MEMORY, "", "out of memory serializing a filter aggregate");
+	uint64_t fpr_bits;
+	memcpy(&fpr_bits, &b->fpr, sizeof(fpr_bits));
+	memset(p, 0, STATE_HEADER);
+	memcpy(p, STATE_MAGIC, 4);
+	p[4] = STATE_VERSION;
+	p[5] = (uint8_t)b->kind;
+	p[6] = (uint8_t)b->layout;
+	p[7] = b->streaming;
+	amq_store64le(p + 8, fpr_bits);
+	amq_store64le(p + 16, b->capacity);
+	amq_store64le(p + 24, b->seed);
+	amq_store64le(p + 32, b->rows);
+	if (b->streaming) {
+		memcpy(p + STATE_HEADER, b->filter.bytes, b->filter.size);
+	} else {
+		amq_store64le(p + STATE_HEADER, b->set.count);
+		for (size_t i = 0; i < b->set.count; i++)
+			amq_store64le(p + STATE_HEADER + 8 + 8 * i, b->set.hashes[i]);
+	}
+	*out = p;
+	*len = STATE_HEADER + body;
+	return AMQ_OK;
+}
+
+static amq_status bad_state(amq_builder *b, amq_error *err, const char *what)
+{
+	amq_builder_free(b);
+	return amq_fail(err, AMQ_INVALID_ARGUMENT, "", "invalid filter aggregate state: %s", what);
+}
+
+amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
+                                   const amq_allocator *a, amq_error *err)
+{
+	const uint8_t *p = buf;
+	memset(b, 0, sizeof(*b));
+	b->alloc = *a;
+	amq_hashset_init(&b->set, a);
+	if (len < STATE_HEADER || memcmp(p, STATE_MAGIC, 4) != 0 || p[4] != STATE_VERSION)
+		return bad_state(b, err, "bad header");
+	double fpr;
+	uint64_t fpr_bits = amq_load64le(p + 8);
+	memcpy(&fpr, &fpr_bits, sizeof(fpr));
+	amq_status st = amq_builder_init(b, (amq_kind)p[5], (amq_layout)p[6], fpr,
+	                                 amq_load64le(p + 16), amq_load64le(p + 24), a, err);
+	if (st != AMQ_OK) {
+		amq_builder_free(b);
+		return st;
+	}
+	b->rows = amq_load64le(p + 32);
+	if (p[7] != b->streaming)
+		return bad_state(b, err, "mode does not match parameters");
+	const uint8_t *body = p + STATE_HEADER;
+	size_t body_len = len - STATE_HEADER;
+	if (b->streaming) {
+		amq_filter view;
+		st = amq_filter_open(&view, body, body_len, err);
+		if (st == AMQ_OK)
+			st = amq_filter_verify(&view, err);
+		if (st == AMQ_OK)
+			st = amq_bloom_union_into(&b->filter, &view, err);
+		if (st != AMQ_OK)
+			amq_builder_free(b);
+		return st;
+	}
+	if (body_len < 8 || (body_len - 8) / 8 != amq_load64le(body) || (body_len - 8) % 8 != 0)
+		return bad_state(b, err, "hash count does not match its length");
+	uint64_t n = amq_load64le(body);
+	for (uint64_t i = 0; i < n; i++) {
+		st = amq_hashset_add(&b->set, amq_load64le(body + 8 + 8 * i), err);
+		if (st != AMQ_OK) {
+			amq_builder_free(b);
+			return st;
+		}
+	}
+	return AMQ_OK;
+}
+
+void amq_builder_free(amq_builder *b)
+{
+	amq_filter_free(&b->filter, &b->alloc);
+	amq_hashset_free(&b->set);
+}
