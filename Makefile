@@ -13,13 +13,14 @@
 #   make format     clang-format our C files
 #   make clean
 #
-# Options: CC (default cc), FUZZ_SECONDS (default 60).
+# Options: CC (default cc), FUZZ_SECONDS (default 45, at most 60).
 
 CC ?= cc
 BUILD := build
-FUZZ_SECONDS ?= 60
+FUZZ_SECONDS ?= 45
 PYTHON := /usr/bin/python3
 PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
+export FUZZ_SECONDS
 
 # Debian packages: build, tests and benchmarks.
 PACKAGES := gcc make clang libclang-rt-14-dev libxxhash-dev libsqlite3-dev sqlite3 \

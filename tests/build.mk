@@ -20,3 +20,10 @@ $(FUZZ_READER): tests/fuzz/fuzz_reader.c $(CORE_SRC) $(CORE_HDR) | deps
 	@mkdir -p $(dir $@)
 	clang -std=c11 -O1 -g $(WARN) -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=all -Icore $< $(CORE_SRC) -lm -o $@
+
+SEED_CORPUS := $(BUILD)/fuzz/seed_corpus
+TEST_BINARIES += $(SEED_CORPUS)
+
+$(SEED_CORPUS): tests/fuzz/seed_corpus.c $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_AMQ) -Icore $< $(CORE_OBJ) -lm -o $@

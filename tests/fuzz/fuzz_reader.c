@@ -1,0 +1,64 @@
+/*
+ * fuzz_reader.c - libFuzzer target for everything that reads untrusted bytes:
+ * the filter reader (open, verify, every read-only operation, and the
+ * mutating ones on a private copy) and the aggregate-state reader. Any crash,
+ * out-of-bounds access or undefined behaviour is a bug.
+ */
+#include "amq.h"
+
+#include <string.h>
+
+static const amq_allocator *A = &amq_malloc_allocator;
+
+static void read_filter(const uint8_t *data, size_t size)
+{
+	amq_filter f, copy;
+	amq_error err;
+	if (amq_filter_open(&f, data, size, &err) != AMQ_OK)
+		return;
+	char json[512];
+	amq_filter_info_json(&f, json, sizeof(json));
+	bool verified = amq_filter_verify(&f, &err) == AMQ_OK;
+	uint64_t h = size >= 8 ? (uint64_t)data[size - 1] * 0x9E3779B97F4A7C15ULL : 1;
+	if (f.kind == AMQ_KIND_BLOOM) {
+		(void)amq_bloom_contains(&f, h);
+		(void)amq_bloom_estimate_items(&f);
+		(void)amq_bloom_expected_fpr(&f);
+		if (amq_filter_clone(&copy, &f, A, &err) == AMQ_OK) {
+			amq_bloom_add(&copy, h);
+			amq_bloom_union_into(&copy, &f, &err);
+			amq_bloom_intersect_into(&copy, &f, &err);
+			amq_filter_seal(&copy);
+			amq_filter_free(&copy, A);
+		}
+	} else {
+		(void)amq_cuckoo_contains(&f, h);
+		(void)amq_cuckoo_count(&f, h);
+		(void)amq_cuckoo_expected_fpr(&f);
+		/* Adds and deletes keep the item count in step with the slots, so
+		 * they are only meaningful (and only promised safe) once verified. */
+		if (verified && amq_filter_clone(&copy, &f, A, &err) == AMQ_OK) {
+			amq_cuckoo_add(&copy, h, &err);
+			amq_cuckoo_delete(&copy, h);
+			amq_cuckoo_delete(&copy, h ^ 1);
+			amq_filter_seal(&copy);
+			amq_filter_free(&copy, A);
+		}
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	read_filter(data, size);
+	amq_builder b;
+	amq_error err;
+	if (amq_builder_deserialize(&b, data, size, A, &err) == AMQ_OK) {
+		amq_filter f;
+		if (amq_builder_finish(&b, &f, &err) == AMQ_OK)
+			amq_filter_free(&f, A);
+		amq_builder_free(&b);
+	}
+	return 0;
+}
