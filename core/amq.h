@@ -58,7 +58,7 @@ typedef struct amq_allocator {
 	void *ctx;
 } amq_allocator;
 
-/* malloc/free, for tests, benchmarks and tools. */
+/* aligned_alloc(64)/free, for tests, benchmarks and tools. */
 extern const amq_allocator amq_malloc_allocator;
 
 typedef enum amq_kind { AMQ_KIND_BLOOM = 1, AMQ_KIND_CUCKOO = 2 } amq_kind;

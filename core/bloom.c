@@ -66,23 +66,36 @@ static inline bool walk_classic(uint8_t *bits, uint64_t m, uint32_t k, uint64_t 
 	return true;
 }
 
-/* The same for a blocked filter: k distinct positions in one 512-bit block,
- * drawn from the top bits of an LCG (Knuth's MMIX constants) seeded by g. */
-static inline bool walk_blocked(uint8_t *block, uint32_t k, uint64_t g, bool set)
+/*
+ * The k distinct positions of an item inside a 512-bit block, as a mask of
+ * eight 64-bit words: drawn from the top bits of an LCG (Knuth's MMIX
+ * constants) seeded by g. Building the mask in registers first lets a lookup
+ * test the whole cache line without a data-dependent branch.
+ */
+static inline void blocked_mask(uint64_t mask[8], uint32_t k, uint64_t g)
 {
-	uint64_t chosen[AMQ_BLOOM_MAX_HASHES];
+	memset(mask, 0, 8 * sizeof(uint64_t));
 	for (uint32_t i = 0; i < k; i++) {
 		uint64_t p = g >> 55;
-		while (already_chosen(chosen, i, p))
+		while ((mask[p >> 6] >> (p & 63)) & 1)
 			p = (p + 1) & (BLOCK_BITS - 1);
-		chosen[i] = p;
-		if (set)
-			bit_set(block, p);
-		else if (!bit_test(block, p))
-			return false;
+		mask[p >> 6] |= 1ULL << (p & 63);
 		g = g * 6364136223846793005ULL + 1442695040888963407ULL;
 	}
-	return true;
+}
+
+/* Words are little-endian, so bit p of the block is bit p%64 of word p/64. */
+static inline bool walk_blocked(uint8_t *block, uint32_t k, uint64_t g, bool set)
+{
+	uint64_t mask[8], missing = 0;
+	blocked_mask(mask, k, g);
+	for (int w = 0; w < 8; w++) {
+		uint64_t word = amq_load64le(block + 8 * w);
+		if (set)
+			amq_store64le(block + 8 * w, word | mask[w]);
+		missing |= mask[w] & ~word;
+	}
+	return set || missing == 0;
 }
 
 /* Sets (or tests) the positions of hash in f, for either layout. */
@@ -90,8 +103,10 @@ static inline bool locate(const amq_filter *f, uint64_t hash, bool set)
 {
 	uint64_t second = amq_mix64(hash);
 	if (f->layout == AMQ_LAYOUT_BLOCKED) {
-		uint64_t block = amq_reduce(hash, f->cells / BLOCK_BITS);
-		return walk_blocked(f->payload + block * BLOCK_BYTES, f->hashes, second, set);
+		uint8_t *block = f->payload + amq_reduce(hash, f->cells / BLOCK_BITS) * BLOCK_BYTES;
+		/* Start the one memory access now; the mask is computed meanwhile. */
+		__builtin_prefetch(block);
+		return walk_blocked(block, f->hashes, second, set);
 	}
 	return walk_classic(f->payload, f->cells, f->hashes, amq_reduce(hash, f->cells),
 	                    amq_reduce(second, f->cells), set);
