@@ -16,9 +16,10 @@ static const uint8_t STATE_MAGIC[4] = {'A', 'M', 'Q', 'B'};
 #define STATE_VERSION 1
 #define STATE_HEADER 48
 
-amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, double fpr,
-                            uint64_t capacity, uint64_t seed, const amq_allocator *a,
-                            amq_error *err)
+/* Checks and records the parameters; allocates nothing. */
+static amq_status set_params(amq_builder *b, amq_kind kind, amq_layout layout, double fpr,
+                             uint64_t capacity, uint64_t seed, const amq_allocator *a,
+                             amq_error *err)
 {
 	memset(b, 0, sizeof(*b));
 	b->alloc = *a;
@@ -38,9 +39,17 @@ amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, do
 	b->capacity = capacity;
 	b->seed = seed;
 	b->streaming = kind == AMQ_KIND_BLOOM && capacity != 0;
-	if (b->streaming)
-		return amq_bloom_create(&b->filter, capacity, fpr, layout, seed, a, err);
 	return AMQ_OK;
+}
+
+amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, double fpr,
+                            uint64_t capacity, uint64_t seed, const amq_allocator *a,
+                            amq_error *err)
+{
+	amq_status st = set_params(b, kind, layout, fpr, capacity, seed, a, err);
+	if (st == AMQ_OK && b->streaming)
+		st = amq_bloom_create(&b->filter, capacity, fpr, layout, seed, a, err);
+	return st;
 }
 
 amq_status amq_builder_add(amq_builder *b, uint64_t hash, amq_error *err)
@@ -182,8 +191,8 @@ amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
 	double fpr;
 	uint64_t fpr_bits = amq_load64le(p + 8);
 	memcpy(&fpr, &fpr_bits, sizeof(fpr));
-	amq_status st = amq_builder_init(b, (amq_kind)p[5], (amq_layout)p[6], fpr,
-	                                 amq_load64le(p + 16), amq_load64le(p + 24), a, err);
+	amq_status st = set_params(b, (amq_kind)p[5], (amq_layout)p[6], fpr, amq_load64le(p + 16),
+	                           amq_load64le(p + 24), a, err);
 	if (st != AMQ_OK) {
 		amq_builder_free(b);
 		return st;
@@ -194,12 +203,25 @@ amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
 	const uint8_t *body = p + STATE_HEADER;
 	size_t body_len = len - STATE_HEADER;
 	if (b->streaming) {
+		/* Allocate only what the bytes hold, never what a damaged capacity
+		 * field claims: open the filter, check it is the one the
+		 * parameters size, then copy it. */
 		amq_filter view;
+		uint64_t bits;
+		uint32_t hashes;
 		st = amq_filter_open(&view, body, body_len, err);
 		if (st == AMQ_OK)
 			st = amq_filter_verify(&view, err);
 		if (st == AMQ_OK)
-			st = amq_bloom_union_into(&b->filter, &view, err);
+			st = amq_bloom_size(b->capacity, b->fpr, b->layout, &bits, &hashes, err);
+		if (st != AMQ_OK) {
+			amq_builder_free(b);
+			return st;
+		}
+		if (view.kind != AMQ_KIND_BLOOM || view.layout != b->layout || view.cells != bits ||
+		    view.hashes != hashes || view.seed != b->seed)
+			return bad_state(b, err, "filter does not match parameters");
+		st = amq_filter_clone(&b->filter, &view, a, err);
 		if (st != AMQ_OK)
 			amq_builder_free(b);
 		return st;
