@@ -67,7 +67,7 @@ $(BUILD)/asan/core/%.o: core/%.c $(CORE_HDR) | deps
 include tests/build.mk
 include bench/build.mk
 
-test: all $$(TEST_BINARIES)
+test: all $(TEST_BINARIES)
 	@bash tests/run.sh
 
 format:

@@ -191,6 +191,8 @@ typedef struct amq_hashset {
 
 void amq_hashset_init(amq_hashset *s, const amq_allocator *a);
 amq_status amq_hashset_add(amq_hashset *s, uint64_t hash, amq_error *err);
+/* Room for `extra` more hashes at hashes[count..], for bulk appends. */
+amq_status amq_hashset_reserve(amq_hashset *s, size_t extra, amq_error *err);
 /* Sorts and removes duplicates; afterwards hashes[0..count) is the set. */
 void amq_hashset_compact(amq_hashset *s);
 void amq_hashset_free(amq_hashset *s);

@@ -74,11 +74,11 @@ amq_status amq_builder_merge(amq_builder *b, const amq_builder *other, amq_error
 	b->rows += other->rows;
 	if (b->streaming)
 		return amq_bloom_union_into(&b->filter, &other->filter, err);
-	for (size_t i = 0; i < other->set.count; i++) {
-		amq_status st = amq_hashset_add(&b->set, other->set.hashes[i], err);
-		if (st != AMQ_OK)
-			return st;
-	}
+	amq_status st = amq_hashset_reserve(&b->set, other->set.count, err);
+	if (st != AMQ_OK)
+		return st;
+	memcpy(b->set.hashes + b->set.count, other->set.hashes, other->set.count * sizeof(uint64_t));
+	b->set.count += other->set.count;
 	return AMQ_OK;
 }
 
@@ -228,14 +228,15 @@ amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
 	}
 	if (body_len < 8 || (body_len - 8) / 8 != amq_load64le(body) || (body_len - 8) % 8 != 0)
 		return bad_state(b, err, "hash count does not match its length");
-	uint64_t n = amq_load64le(body);
-	for (uint64_t i = 0; i < n; i++) {
-		st = amq_hashset_add(&b->set, amq_load64le(body + 8 + 8 * i), err);
-		if (st != AMQ_OK) {
-			amq_builder_free(b);
-			return st;
-		}
+	size_t n = (size_t)amq_load64le(body);
+	st = amq_hashset_reserve(&b->set, n, err);
+	if (st != AMQ_OK) {
+		amq_builder_free(b);
+		return st;
 	}
+	for (size_t i = 0; i < n; i++)
+		b->set.hashes[i] = amq_load64le(body + 8 + 8 * i);
+	b->set.count = n;
 	return AMQ_OK;
 }
 

@@ -77,15 +77,21 @@ void amq_hashset_compact(amq_hashset *s)
 	s->sorted = unique;
 }
 
-/* Makes room for one more hash: compact first, grow only if that is not enough. */
-static amq_status make_room(amq_hashset *s, amq_error *err)
+amq_status amq_hashset_reserve(amq_hashset *s, size_t extra, amq_error *err)
 {
-	amq_hashset_compact(s);
-	if (s->capacity != 0 && s->count <= s->capacity / 2)
+	if (s->capacity - s->count >= extra)
 		return AMQ_OK;
-	size_t capacity = s->capacity ? s->capacity * 2 : INITIAL_CAPACITY;
-	if (capacity > SIZE_MAX / sizeof(uint64_t))
+	/* Compacting may free enough; grow only if it leaves the buffer more
+	 * than half full, so duplicate-heavy input never grows it. */
+	amq_hashset_compact(s);
+	if (s->capacity - s->count >= extra && s->count <= s->capacity / 2)
+		return AMQ_OK;
+	if (extra > SIZE_MAX / sizeof(uint64_t) - s->count)
 		return amq_fail(err, AMQ_NO_MEMORY, "", "too many distinct values to collect");
+	size_t need = s->count + extra;
+	size_t capacity = s->capacity ? s->capacity : INITIAL_CAPACITY;
+	while (capacity < need || s->count > capacity / 2)
+		capacity = capacity > SIZE_MAX / sizeof(uint64_t) / 2 ? need : capacity * 2;
 	uint64_t *grown = s->alloc.alloc(s->alloc.ctx, capacity * sizeof(uint64_t));
 	if (grown == NULL)
 		return amq_fail(err, AMQ_NO_MEMORY, "pass a capacity so the filter streams instead",
@@ -102,7 +108,7 @@ static amq_status make_room(amq_hashset *s, amq_error *err)
 amq_status amq_hashset_add(amq_hashset *s, uint64_t hash, amq_error *err)
 {
 	if (s->count == s->capacity) {
-		amq_status st = make_room(s, err);
+		amq_status st = amq_hashset_reserve(s, 1, err);
 		if (st != AMQ_OK)
 			return st;
 	}
