@@ -1,0 +1,203 @@
+"""PostgreSQL benchmark of amq over 10M rows (driven by bench/pg/run.sh).
+
+Prints, as medians of several runs:
+  1. a join prefilter: bloom_contains over a stored filter vs IN (SELECT ...)
+     (a hashed SubPlan) vs a hash semi-join, for 10M orders and 10k VIP
+     customers;
+  2. bloom_agg rows/s, serial and with 2 parallel workers;
+  3. per-row cost of bloom_contains with a 1 KiB vs a 64 MiB stored filter,
+     probing values that touch few cache lines, so only per-call overhead
+     (not memory traffic) is compared.
+Timings are the server's own (EXPLAIN ANALYZE's execution time, without
+per-node timing).
+
+Usage: bench.py [--rows N] [--runs N]
+"""
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+
+PSQL = os.environ.get("AMQ_PSQL", "psql")
+DB = "amq_bench"
+
+
+def psql(sql, db=DB):
+    out = subprocess.run([PSQL, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", db],
+                         input=sql, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr.strip())
+    return out.stdout.splitlines()
+
+
+def execution_ms(query, settings):
+    """The server's execution time of one run of query, in ms."""
+    lines = psql(f"{settings}\nEXPLAIN (ANALYZE, TIMING OFF, COSTS OFF, SUMMARY ON) {query};")
+    for line in lines:
+        m = re.search(r"Execution Time: ([0-9.]+) ms", line)
+        if m:
+            return float(m.group(1))
+    raise RuntimeError(f"no execution time for {query}")
+
+
+def time_queries(cases, runs=5):
+    """Median execution times (ms) and result rows of (query, settings) cases,
+    run interleaved (case 1, case 2, ..., case 1, ...) so that noise from a
+    shared machine falls on all of them alike."""
+    times = [[] for _ in cases]
+    for _ in range(runs):
+        for i, (query, settings) in enumerate(cases):
+            times[i].append(execution_ms(query, settings))
+    results = []
+    for query, settings in cases:
+        rows = psql(f"{settings}\n{query};")
+        results.append(rows[0] if rows else "")
+    return [statistics.median(t) for t in times], results
+
+
+def time_query(query, settings="", runs=5):
+    """Median execution time (ms) of query under settings, and its result row."""
+    ms, results = time_queries([(query, settings)], runs)
+    return ms[0], results[0]
+
+
+def plan_shape(query, settings=""):
+    """The plan's node names, outermost first, for the table."""
+    lines = psql(f"{settings}\nEXPLAIN (COSTS OFF) {query};")
+    nodes = []
+    for line in lines:
+        text = line.strip().lstrip("->").strip()
+        if text and not text.startswith(("Filter", "Output", "Hash Cond", "Workers", "Group",
+                                          "Sort Key", "InitPlan", "SubPlan", "Index Cond",
+                                          "Join Filter")):
+            nodes.append(text.split("  ")[0])
+    return " > ".join(nodes)
+
+
+SERIAL = "SET max_parallel_workers_per_gather = 0;"
+PARALLEL = ("SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; "
+            "SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=10_000_000)
+    ap.add_argument("--runs", type=int, default=7)
+    args = ap.parse_args()
+    n = args.rows
+
+    psql(f"DROP DATABASE IF EXISTS {DB}; CREATE DATABASE {DB};", db="postgres")
+    psql(f"""
+        CREATE EXTENSION amq;
+        -- 10M orders over 1M customers; every 100th customer is a VIP (10k).
+        CREATE TABLE orders AS
+          SELECT i AS id, (i * 7919) % 1000000 AS customer_id FROM generate_series(1::int8, {n}) i;
+        CREATE TABLE vip AS SELECT c AS customer_id FROM generate_series(0, 999999, 100) c;
+        -- The probe set for per-row cost: 10M rows over 64 distinct values.
+        CREATE TABLE probes AS SELECT (i % 64) * 100 AS v FROM generate_series(1, {n}) i;
+        CREATE TABLE filters (name text PRIMARY KEY, f bloom);
+        INSERT INTO filters SELECT 'vip', bloom_agg(customer_id) FROM vip;
+        -- 1 KiB and 64 MiB filters holding the same few members.
+        INSERT INTO filters SELECT 'small', bloom_agg(c, 0.01, 850) FROM generate_series(0, 6300, 100) c;
+        INSERT INTO filters SELECT 'large', bloom_agg(c, 0.01, 56000000) FROM generate_series(0, 6300, 100) c;
+        VACUUM ANALYZE orders; VACUUM ANALYZE vip; VACUUM ANALYZE probes; VACUUM ANALYZE filters;
+    """)
+    sizes = dict(line.split("|") for line in psql(
+        "SELECT name, octet_length(f::bytea) FROM filters ORDER BY name;"))
+    print(f"rows: {n:,}; runs per timing: {args.runs} (median); jit off")
+    print(f"filters: vip {int(sizes['vip']):,} B, small {int(sizes['small']):,} B, "
+          f"large {int(sizes['large']):,} B (stored in TOAST, uncompressed)")
+    print()
+
+    # 1. Join prefilter.
+    print("1. join prefilter over 10M orders, 10k VIP customers (serial plans)")
+    queries = [
+        ("bloom_contains prefilter",
+         "SELECT count(*) FROM orders WHERE bloom_contains("
+         "(SELECT f FROM filters WHERE name = 'vip'), customer_id)"),
+        ("IN (SELECT ...), hashed SubPlan",
+         "SELECT count(*) FROM orders WHERE (customer_id IN (SELECT customer_id FROM vip)) IS TRUE"),
+        ("hash semi-join (EXISTS)",
+         "SELECT count(*) FROM orders o WHERE EXISTS "
+         "(SELECT 1 FROM vip v WHERE v.customer_id = o.customer_id)"),
+        ("prefilter + hash semi-join",
+         "SELECT count(*) FROM orders o WHERE bloom_contains("
+         "(SELECT f FROM filters WHERE name = 'vip'), o.customer_id) AND EXISTS "
+         "(SELECT 1 FROM vip v WHERE v.customer_id = o.customer_id)"),
+        ("full scan floor: count(*) WHERE customer_id >= 0",
+         "SELECT count(*) FROM orders WHERE customer_id >= 0"),
+    ]
+    base = None
+    print(f"   {'query':<48} {'ms':>9} {'ns/row':>8} {'rows kept':>10}  plan")
+    for name, query in queries:
+        ms, result = time_query(query, SERIAL, args.runs)
+        base = base or ms
+        print(f"   {name:<48} {ms:9.1f} {ms * 1e6 / n:8.1f} {result:>10}  "
+              f"{plan_shape(query, SERIAL)}")
+    print()
+
+    # 2. bloom_agg throughput.
+    print("2. bloom_agg over 10M rows")
+    print(f"   {'aggregate':<48} {'serial ms':>10} {'2 workers ms':>13} {'serial rows/s':>14} "
+          f"{'parallel rows/s':>16} {'speed-up':>9}")
+    for name, expr in [("sum(customer_id): the machine's parallel ceiling", "sum(customer_id)"),
+                       ("bloom_agg(customer_id)", "bloom_agg(customer_id)"),
+                       ("bloom_agg(customer_id, 0.01, 1000000)",
+                        "bloom_agg(customer_id, 0.01, 1000000)"),
+                       ("bloom_agg(id) (10M distinct)", "bloom_agg(id)"),
+                       ("cuckoo_agg(customer_id)", "cuckoo_agg(customer_id)")]:
+        query = (f"SELECT {expr} FROM orders" if expr.startswith("sum") else
+                 f"SELECT octet_length({expr}::bytea) FROM orders")
+        (s_ms, p_ms), (s_res, p_res) = time_queries([(query, SERIAL), (query, PARALLEL)],
+                                                    args.runs)
+        same = "" if s_res == p_res else "  (sizes differ!)"
+        print(f"   {name:<48} {s_ms:10.1f} {p_ms:13.1f} {n / s_ms * 1e3:14,.0f} "
+              f"{n / p_ms * 1e3:16,.0f} {s_ms / p_ms:8.2f}x{same}")
+    same_bytes = psql(f"{SERIAL} CREATE TABLE agg_serial AS SELECT bloom_agg(customer_id)::bytea b "
+                      f"FROM orders; {PARALLEL} SELECT bloom_agg(customer_id)::bytea = "
+                      "(SELECT b FROM agg_serial) FROM orders;")
+    print(f"   serial and parallel bytes identical: {same_bytes[-1] == 't'}")
+    print()
+
+    # 3. Per-row cost: 1 KiB vs 64 MiB filter, three query forms.
+    print("3. per-row cost of bloom_contains, 1 KiB vs 64 MiB filter (10M probes, 64 distinct"
+          " values; serial)")
+    floor_ms, _ = time_query("SELECT count(*) FROM probes WHERE v >= 0", SERIAL, args.runs)
+    print(f"   scan floor (count(*) WHERE v >= 0): {floor_ms:.1f} ms, "
+          f"{floor_ms * 1e6 / n:.1f} ns/row")
+    forms = [
+        ("scalar subquery",
+         "SELECT count(*) FROM probes WHERE bloom_contains("
+         "(SELECT f FROM filters WHERE name = '{f}'), v)"),
+        ("CTE",
+         "WITH x AS (SELECT f FROM filters WHERE name = '{f}') "
+         "SELECT count(*) FROM probes, x WHERE bloom_contains(x.f, v)"),
+        ("join",
+         "SELECT count(*) FROM probes p JOIN filters x ON x.name = '{f}' "
+         "WHERE bloom_contains(x.f, p.v)"),
+        ("operator (join)",
+         "SELECT count(*) FROM probes p JOIN filters x ON x.name = '{f}' WHERE x.f @> p.v"),
+    ]
+    # What a cache fill costs once per query: detoast, aligned copy, checksum.
+    fill = {}
+    for f in ("small", "large"):
+        one = f"SELECT bloom_contains((SELECT f FROM filters WHERE name = '{f}'), 1)"
+        fill[f], _ = time_query(one, SERIAL, args.runs)
+    print(f"   one-time cache fill (a single probe): 1 KiB {fill['small']:.2f} ms, "
+          f"64 MiB {fill['large']:.1f} ms")
+    print(f"   {'form':<18} {'1 KiB ms':>9} {'64 MiB ms':>10} {'1 KiB ns/row':>13} "
+          f"{'64 MiB ns/row':>14} {'ratio':>6} {'ratio less fill':>16}")
+    for name, query in forms:
+        (small_ms, large_ms), (small_res, large_res) = time_queries(
+            [(query.format(f="small"), SERIAL), (query.format(f="large"), SERIAL)], args.runs)
+        net = (large_ms - fill["large"]) / (small_ms - fill["small"])
+        rows = "" if small_res == large_res == str(n) else f"  (rows: {small_res}/{large_res})"
+        print(f"   {name:<18} {small_ms:9.1f} {large_ms:10.1f} {small_ms * 1e6 / n:13.1f} "
+              f"{large_ms * 1e6 / n:14.1f} {large_ms / small_ms:6.2f} {net:16.2f}{rows}")
+    psql(f"DROP DATABASE {DB};", db="postgres")
+
+
+if __name__ == "__main__":
+    main()

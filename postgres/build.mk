@@ -1,0 +1,16 @@
+# PostgreSQL extension (PGXS, in postgres/): `make pg` builds postgres/amq.so,
+# `make install` installs it into the server PG_CONFIG names (amq.control,
+# amq--0.1.0.sql, $libdir/amq.so and its JIT bitcode), `make bench-pg` runs
+# the PostgreSQL benchmark on a temporary cluster. Included by the top
+# Makefile, whose variables (PG_CONFIG, BUILD, PYTHON) it uses.
+
+.PHONY: pg install bench-pg
+
+pg: | deps
+	$(MAKE) -C postgres PG_CONFIG=$(PG_CONFIG)
+
+install: pg
+	$(MAKE) -C postgres install PG_CONFIG=$(PG_CONFIG)
+
+bench-pg: install
+	@PG_CONFIG=$(PG_CONFIG) bash bench/pg/run.sh

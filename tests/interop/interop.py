@@ -1,0 +1,228 @@
+"""Filters cross between PostgreSQL and SQLite byte for byte.
+
+The same rows go into a PostgreSQL table and an SQLite table (integer, real,
+text and blob columns, with duplicates and NULLs). For each column and each
+way of building a filter (bloom_agg classic, with an fpr, with a capacity;
+cuckoo_agg, with a capacity; bloom_new + bloom_add in both layouts), both
+engines must produce identical bytes; then each engine probes the filter the
+other built, and the answers must agree with its own. Prints one line per
+check and ends with "N passed, N failed".
+
+Usage: interop.py PATH_TO_SQLITE_EXTENSION (PGHOST, PGPORT, PGUSER and
+AMQ_PSQL name the PostgreSQL server and its psql).
+"""
+
+import csv
+import io
+import json
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+
+PSQL = os.environ.get("AMQ_PSQL", "psql")
+DB = "amq_interop"
+
+
+def psql(sql, db=DB):
+    """Runs sql in psql; returns its unaligned, tuples-only output lines."""
+    out = subprocess.run(
+        [PSQL, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", db],
+        input=sql, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr.strip())
+    return out.stdout.splitlines()
+
+
+def make_rows(n=6000, seed=7):
+    """Deterministic rows: (id, int, real, text, blob), some values NULL."""
+    rng = random.Random(seed)
+    words = ["alpha", "beta", "gamma", "déjà vu", "naïve", "東京", "emoji 🎉", "", " pad "]
+    rows = []
+    for i in range(n):
+        iv = rng.randrange(-10**12, 10**12) if i % 3 else rng.randrange(0, 500)
+        rv = [rng.uniform(-1e6, 1e6), float(rng.randrange(-1000, 1000)), 0.1 * i, -0.0,
+              1e300 * rng.random(), float("inf")][i % 6]
+        tv = f"{rng.choice(words)}-{rng.randrange(0, 3000)}"
+        bv = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 24)))
+        if i % 97 == 0:
+            iv = rv = tv = bv = None
+        rows.append((i, iv, rv, tv, bv))
+    return rows
+
+
+def load_postgres(rows):
+    """Creates the database and table amq_rows and copies rows in as CSV."""
+    psql(f"DROP DATABASE IF EXISTS {DB}; CREATE DATABASE {DB};", db="postgres")
+    psql("CREATE EXTENSION amq; CREATE TABLE amq_rows "
+         "(id int, i int8, r float8, t text, b bytea);")
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    for i, iv, rv, tv, bv in rows:
+        writer.writerow([
+            i, "" if iv is None else iv, "" if rv is None else repr(rv),
+            "" if tv is None else tv, "" if bv is None else "\\x" + bv.hex()])
+    # An unquoted empty CSV field is NULL (no generated text value is empty).
+    out = subprocess.run(
+        [PSQL, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", DB, "-c",
+         "COPY amq_rows FROM STDIN WITH (FORMAT csv)"],
+        input=buf.getvalue(), capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr.strip())
+
+
+def load_sqlite(rows, extension):
+    con = sqlite3.connect(":memory:")
+    con.enable_load_extension(True)
+    con.load_extension(extension)
+    con.execute("CREATE TABLE amq_rows (id INTEGER, i INTEGER, r REAL, t TEXT, b BLOB)")
+    con.executemany("INSERT INTO amq_rows VALUES (?, ?, ?, ?, ?)", rows)
+    return con
+
+
+# (name, SQL expression over column {c}); both engines speak the same SQL.
+BUILDERS = [
+    ("bloom_agg", "bloom_agg({c})"),
+    ("bloom_agg fpr 0.001", "bloom_agg({c}, 0.001)"),
+    ("bloom_agg capacity 20000", "bloom_agg({c}, 0.01, 20000)"),
+    ("cuckoo_agg", "cuckoo_agg({c})"),
+    ("cuckoo_agg capacity 20000", "cuckoo_agg({c}, 0.02, 20000)"),
+]
+COLUMNS = [("int", "i"), ("real", "r"), ("text", "t"), ("blob", "b")]
+
+
+class Results:
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, name, ok, detail=""):
+        if ok:
+            self.passed += 1
+            print(f"ok - {name}")
+        else:
+            self.failed += 1
+            print(f"FAIL - {name}{': ' + detail if detail else ''}")
+
+
+def pg_filter(expr):
+    """Hex of the filter PostgreSQL builds with expr over amq_rows."""
+    return psql(f"SELECT encode(({expr})::bytea, 'hex') FROM amq_rows;")[0]
+
+
+def probe_values_pg(column):
+    """Probe values: every row's value plus as many that were never added."""
+    return {"i": "i + 1000000000007", "r": "r * 3 + 0.5", "t": "t || '~'",
+            "b": "b || '\\xff'::bytea"}[column]
+
+
+def probe_values_sqlite(column):
+    # SQLite's || yields text even from blobs: cast back to a blob.
+    return {"i": "i + 1000000000007", "r": "r * 3 + 0.5", "t": "t || '~'",
+            "b": "CAST(b || X'ff' AS BLOB)"}[column]
+
+
+def answers_pg(kind, filter_hex, column):
+    """PostgreSQL's membership answers for a filter it did not build."""
+    probe = probe_values_pg(column)
+    lines = psql(
+        f"SELECT string_agg(CASE WHEN {kind}_contains(f, v) THEN '1' ELSE '0' END, '' "
+        f"ORDER BY id, n) FROM (SELECT '\\x{filter_hex}'::{kind} AS f) s, "
+        f"(SELECT id, 0 AS n, {column} AS v FROM amq_rows WHERE {column} IS NOT NULL "
+        f" UNION ALL SELECT id, 1, {probe} FROM amq_rows WHERE {column} IS NOT NULL) p;")
+    return lines[0]
+
+
+def answers_sqlite(con, kind, filter_bytes, column):
+    probe = probe_values_sqlite(column)
+    rows = con.execute(
+        f"SELECT {kind}_contains(?1, v) FROM "
+        f"(SELECT id, 0 AS n, {column} AS v FROM amq_rows WHERE {column} IS NOT NULL "
+        f" UNION ALL SELECT id, 1, {probe} FROM amq_rows WHERE {column} IS NOT NULL) "
+        f"ORDER BY id, n", (filter_bytes,)).fetchall()
+    return "".join(str(r[0]) for r in rows)
+
+
+def main():
+    extension = sys.argv[1]
+    rows = make_rows()
+    results = Results()
+    load_postgres(rows)
+    con = load_sqlite(rows, extension)
+
+    pg_count = psql("SELECT count(i), count(r), count(t), count(b), "
+                    "count(DISTINCT t) FROM amq_rows;")[0]
+    lite_count = "|".join(str(x) for x in con.execute(
+        "SELECT count(i), count(r), count(t), count(b), count(DISTINCT t) FROM amq_rows"
+    ).fetchone())
+    results.check("both engines hold the same rows", pg_count == lite_count,
+                  f"{pg_count} vs {lite_count}")
+    pg_hash = psql("SELECT amq_hash(i) FROM amq_rows ORDER BY id;"
+                   " SELECT amq_hash(r) FROM amq_rows ORDER BY id;"
+                   " SELECT amq_hash(t) FROM amq_rows ORDER BY id;"
+                   " SELECT amq_hash(b) FROM amq_rows ORDER BY id;")
+    lite_hash = []
+    for col in "irtb":
+        lite_hash += ["" if h is None else str(h) for (h,) in
+                      con.execute(f"SELECT amq_hash({col}) FROM amq_rows ORDER BY id")]
+    results.check("amq_hash agrees on every value", pg_hash == lite_hash)
+
+    for type_name, column in COLUMNS:
+        for build_name, expr in BUILDERS:
+            kind = "bloom" if build_name.startswith("bloom") else "cuckoo"
+            name = f"{type_name} {build_name}"
+            pg_hex = pg_filter(expr.format(c=column))
+            lite_bytes = con.execute(
+                f"SELECT {expr.format(c=column)} FROM amq_rows").fetchone()[0]
+            results.check(f"{name}: identical bytes", pg_hex == lite_bytes.hex(),
+                          f"{len(pg_hex) // 2} vs {len(lite_bytes)} bytes")
+            pg_bytes = bytes.fromhex(pg_hex)
+            # Each engine reads the other's filter and answers like the other.
+            pg_reads_lite = answers_pg(kind, lite_bytes.hex(), column)
+            lite_reads_pg = answers_sqlite(con, kind, pg_bytes, column)
+            results.check(f"{name}: SQLite answers for the PostgreSQL filter match "
+                          "PostgreSQL's", lite_reads_pg == pg_reads_lite)
+            members = pg_reads_lite[0::2]
+            results.check(f"{name}: every member found in both", "0" not in members,
+                          f"{members.count('0')} misses")
+
+    # bloom_new + bloom_add (both layouts) and cuckoo_add/cuckoo_delete.
+    chains = [
+        ("bloom_new classic + adds",
+         "bloom_add(bloom_add(bloom_add(bloom_new(500, 0.01), 42), 'x'), 2.5)"),
+        ("bloom_new blocked + adds",
+         "bloom_add(bloom_add(bloom_add(bloom_new(500, 0.01, 'blocked'), 42), 'x'), 2.5)"),
+        ("cuckoo_new + adds + delete",
+         "cuckoo_delete(cuckoo_add(cuckoo_add(cuckoo_add(cuckoo_new(500), 42), 42), 'x'), 42)"),
+    ]
+    for name, expr in chains:
+        pg_hex = psql(f"SELECT encode(({expr})::bytea, 'hex');")[0]
+        lite_hex = con.execute(f"SELECT hex({expr})").fetchone()[0].lower()
+        results.check(f"{name}: identical bytes", pg_hex == lite_hex)
+    # A filter from one engine, changed in the other, equals the change made at home.
+    lite_union = con.execute(
+        "SELECT hex(bloom_union((SELECT bloom_agg(i, 0.01, 9000) FROM amq_rows WHERE id < 3000),"
+        " (SELECT bloom_agg(i, 0.01, 9000) FROM amq_rows WHERE id >= 3000)))").fetchone()[0]
+    pg_union = psql("SELECT encode(bloom_agg(i, 0.01, 9000)::bytea, 'hex') FROM amq_rows;")[0]
+    results.check("SQLite bloom_union of two halves = PostgreSQL bloom_agg of all",
+                  lite_union.lower() == pg_union)
+    pg_cuckoo = psql("SELECT encode(cuckoo_agg(t)::bytea, 'hex') FROM amq_rows;")[0]
+    lite_deleted = con.execute("SELECT hex(cuckoo_delete(?1, 'alpha-1'))",
+                               (bytes.fromhex(pg_cuckoo),)).fetchone()[0].lower()
+    pg_deleted = psql(f"SELECT encode(cuckoo_delete('\\x{pg_cuckoo}'::cuckoo, "
+                      "'alpha-1')::bytea, 'hex');")[0]
+    results.check("cuckoo_delete of a PostgreSQL filter: same bytes in SQLite",
+                  lite_deleted == pg_deleted)
+    pg_info = psql("SELECT bloom_info(bloom_agg(t)) FROM amq_rows;")[0]
+    lite_info = con.execute("SELECT bloom_info(bloom_agg(t)) FROM amq_rows").fetchone()[0]
+    results.check("bloom_info agrees", json.loads(pg_info) == json.loads(lite_info),
+                  f"{pg_info} vs {lite_info}")
+
+    psql(f"DROP DATABASE {DB};", db="postgres")
+    print(f"{results.passed} passed, {results.failed} failed")
+    return 0 if results.failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# pg_regress suite of the PostgreSQL extension: installs it (make install),
+# starts a throwaway cluster (tests/pg/cluster.sh), runs every sql/*.sql
+# against expected/*.out, prints pg_regress's summary and then the line
+# "N passed, N failed" (one per test). Stops the server and removes its
+# directory on every exit path.
+set -u
+cd "$(dirname "$0")/../.."
+repo=$(pwd)
+. tests/pg/cluster.sh
+
+log=$(mktemp)
+if ! make --no-print-directory install PG_CONFIG="$PG_CONFIG" >"$log" 2>&1; then
+	cat "$log"
+	rm -f "$log"
+	echo "make install failed"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+rm -f "$log"
+
+trap amq_cluster_stop EXIT
+if ! amq_cluster_start; then
+	echo "could not start a temporary PostgreSQL cluster"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+outdir="$AMQ_PG_DIR/regress"
+mkdir -p "$outdir"
+[ -n "$AMQ_AS" ] && chown postgres: "$outdir"
+
+tests=$(cd sql && ls *.sql | sed 's/\.sql$//')
+pg_regress="$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress"
+# shellcheck disable=SC2086
+$AMQ_AS "$pg_regress" --inputdir="$repo" --outputdir="$outdir" --bindir="$AMQ_PG_BINDIR" \
+	--host="$AMQ_PG_DIR" --port="$AMQ_PG_PORT" --user=postgres \
+	--dbname=contrib_regression $tests >"$outdir/pg_regress.log" 2>&1
+status=$?
+# Per-test lines and the summary; PostgreSQL 15 prints "test x ... ok",
+# 16 and later print TAP ("ok 1 - x").
+grep -E '^(test |     |ok |not ok |#|=+$| [0-9]+ of| ?All [0-9]+ tests)' "$outdir/pg_regress.log" |
+	grep -v '^# (using|diff|The|A copy)' || cat "$outdir/pg_regress.log"
+passed=$(grep -cE '\.\.\. ok|^ok ' "$outdir/pg_regress.log")
+failed=$(grep -cE '\.\.\. FAILED|\.\.\. failed|^not ok ' "$outdir/pg_regress.log")
+if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
+	cat "$outdir/pg_regress.log"
+	failed=1
+fi
+if [ -s "$outdir/regression.diffs" ]; then
+	echo "---- regression.diffs"
+	cat "$outdir/regression.diffs"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
