@@ -35,12 +35,26 @@ static uint64_t hash_tagged(uint8_t tag, const void *bytes, size_t len, uint64_t
 	return XXH3_64bits_digest(&state);
 }
 
+/* Hashes tag || 8 little-endian bytes of payload. On little-endian hosts the
+ * 9 bytes are written with one 16-byte store: XXH3 then reads them back at
+ * offsets 0 and 1, and a load spanning two narrower stores cannot be
+ * store-forwarded, which made this four times slower. */
+static inline uint64_t hash_tagged8(uint8_t tag, uint64_t payload, uint64_t seed)
+{
+	uint8_t buf[16];
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	unsigned __int128 both = (unsigned __int128)tag | (unsigned __int128)payload << 8;
+	memcpy(buf, &both, sizeof(buf));
+#else
+	buf[0] = tag;
+	amq_store64le(buf + 1, payload);
+#endif
+	return XXH3_64bits_withSeed(buf, 9, seed);
+}
+
 uint64_t amq_hash_int(int64_t value, uint64_t seed)
 {
-	uint8_t buf[9];
-	buf[0] = TAG_INT;
-	amq_store64le(buf + 1, (uint64_t)value);
-	return XXH3_64bits_withSeed(buf, sizeof(buf), seed);
+	return hash_tagged8(TAG_INT, (uint64_t)value, seed);
 }
 
 uint64_t amq_hash_double(double value, uint64_t seed)
@@ -55,10 +69,7 @@ uint64_t amq_hash_double(double value, uint64_t seed)
 	} else {
 		memcpy(&bits, &value, sizeof(bits));
 	}
-	uint8_t buf[9];
-	buf[0] = TAG_REAL;
-	amq_store64le(buf + 1, bits);
-	return XXH3_64bits_withSeed(buf, sizeof(buf), seed);
+	return hash_tagged8(TAG_REAL, bits, seed);
 }
 
 uint64_t amq_hash_text(const void *text, size_t len, uint64_t seed)
