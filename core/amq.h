@@ -20,7 +20,8 @@
 #define AMQ_FORMAT_VERSION 1
 #define AMQ_HEADER_BYTES 64
 /* Largest filter, header included: 1 GiB less 64 bytes, so that it fits a
- * PostgreSQL varlena and a default SQLite blob. */
+ * PostgreSQL varlena. (SQLite's default blob limit is 10^9 bytes; its adapter
+ * reports that limit for the few sizes in between.) */
 #define AMQ_MAX_FILTER_BYTES (((size_t)1 << 30) - 64)
 /* Seed of every filter built through SQL, and of amq_hash(). */
 #define AMQ_DEFAULT_SEED 0
@@ -160,6 +161,10 @@ double amq_bloom_expected_fpr(const amq_filter *f);
 
 /* Fingerprint bits for a target fpr: ceil(log2(2b/fpr)) clamped to [4, 32]. */
 uint32_t amq_cuckoo_fingerprint_bits(double fpr);
+/* Buckets and fingerprint bits for capacity items at fpr; AMQ_TOO_LARGE past
+ * the size limit. */
+amq_status amq_cuckoo_size(uint64_t capacity, double fpr, uint64_t *buckets,
+                           uint32_t *fingerprint_bits, amq_error *err);
 /* An empty cuckoo filter that holds at least capacity items at fpr. */
 amq_status amq_cuckoo_create(amq_filter *f, uint64_t capacity, double fpr, uint64_t seed,
                              const amq_allocator *a, amq_error *err);

@@ -48,7 +48,7 @@ static double blocked_best(uint64_t n, uint64_t blocks, uint32_t *best_k)
 	return best;
 }
 
-/* The same words amq_filter_allocate uses, for sizes found before allocating. */
+/* The same words amq_check_size uses, for sizes past what it can compute. */
 static amq_status too_large(double bytes, amq_error *err)
 {
 	return amq_fail(err, AMQ_TOO_LARGE, "lower the capacity or raise the fpr",
@@ -124,6 +124,5 @@ amq_status amq_bloom_create_exact(amq_filter *f, amq_layout layout, uint64_t bit
 		return amq_fail(err, AMQ_INVALID_ARGUMENT, "use a multiple of 512 bits",
 		                "a blocked bloom filter cannot have %llu bits",
 		                (unsigned long long)bits);
-	return amq_filter_allocate(f, AMQ_KIND_BLOOM, layout, hashes, seed, bits,
-	                           amq_payload_size(AMQ_KIND_BLOOM, layout, hashes, bits), a, err);
+	return amq_filter_allocate(f, AMQ_KIND_BLOOM, layout, hashes, seed, bits, a, err);
 }

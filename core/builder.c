@@ -49,6 +49,12 @@ amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, do
 	amq_status st = set_params(b, kind, layout, fpr, capacity, seed, a, err);
 	if (st == AMQ_OK && b->streaming)
 		st = amq_bloom_create(&b->filter, capacity, fpr, layout, seed, a, err);
+	if (st == AMQ_OK && kind == AMQ_KIND_CUCKOO && capacity != 0) {
+		/* Say now, not after collecting every row, if the size is impossible. */
+		uint64_t buckets;
+		uint32_t bits;
+		st = amq_cuckoo_size(capacity, fpr, &buckets, &bits, err);
+	}
 	return st;
 }
 

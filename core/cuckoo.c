@@ -134,8 +134,8 @@ static uint64_t ceil_sqrt(uint64_t n)
 	return r * r < n ? r + 1 : r;
 }
 
-amq_status amq_cuckoo_create(amq_filter *f, uint64_t capacity, double fpr, uint64_t seed,
-			     const amq_allocator *a, amq_error *err)
+amq_status amq_cuckoo_size(uint64_t capacity, double fpr, uint64_t *buckets,
+                           uint32_t *fingerprint_bits, amq_error *err)
 {
 	amq_status status = amq_check_fpr(fpr, err);
 	if (status != AMQ_OK)
@@ -144,13 +144,27 @@ amq_status amq_cuckoo_create(amq_filter *f, uint64_t capacity, double fpr, uint6
 		return amq_check_capacity(0, err);
 	/* ceil(capacity * 5 / 19) without overflow: capacity = 19q + r. */
 	uint64_t q = capacity / LOAD_NUM, r = capacity % LOAD_NUM;
-	uint64_t buckets = q * LOAD_DEN + (r * LOAD_DEN + LOAD_NUM - 1) / LOAD_NUM;
+	uint64_t b = q * LOAD_DEN + (r * LOAD_DEN + LOAD_NUM - 1) / LOAD_NUM;
 	/* Small tables fill unevenly: at 95% a filter for 10 items refused one of
 	 * its 10 adds in 2% of trials, one for 100 in 0.7%. ceil(sqrt(buckets))
 	 * spare buckets made that 0 in 2000 trials at every size from 1 to 5000,
 	 * and cost 0.2% at a million items. */
-	buckets += ceil_sqrt(buckets);
-	return amq_cuckoo_create_exact(f, buckets, amq_cuckoo_fingerprint_bits(fpr), seed, a, err);
+	*buckets = b + ceil_sqrt(b);
+	*fingerprint_bits = amq_cuckoo_fingerprint_bits(fpr);
+	uint64_t payload;
+	return amq_check_size(AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, *fingerprint_bits, *buckets,
+	                      &payload, err);
+}
+
+amq_status amq_cuckoo_create(amq_filter *f, uint64_t capacity, double fpr, uint64_t seed,
+                             const amq_allocator *a, amq_error *err)
+{
+	uint64_t buckets;
+	uint32_t bits;
+	amq_status status = amq_cuckoo_size(capacity, fpr, &buckets, &bits, err);
+	if (status != AMQ_OK)
+		return status;
+	return amq_cuckoo_create_exact(f, buckets, bits, seed, a, err);
 }
 
 amq_status amq_cuckoo_create_exact(amq_filter *f, uint64_t buckets, uint32_t fingerprint_bits,
@@ -165,10 +179,8 @@ amq_status amq_cuckoo_create_exact(amq_filter *f, uint64_t buckets, uint32_t fin
 				"cuckoo fingerprint bits must be between %d and %d, got %u",
 				AMQ_CUCKOO_MIN_FINGERPRINT, AMQ_CUCKOO_MAX_FINGERPRINT,
 				fingerprint_bits);
-	uint64_t payload =
-	    amq_payload_size(AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, fingerprint_bits, buckets);
 	return amq_filter_allocate(f, AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, fingerprint_bits, seed,
-				   buckets, payload, a, err);
+	                           buckets, a, err);
 }
 
 amq_status amq_cuckoo_add(amq_filter *f, uint64_t hash, amq_error *err)

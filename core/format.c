@@ -67,7 +67,7 @@ amq_status amq_filter_open(amq_filter *f, const void *buf, size_t size, amq_erro
 	const uint8_t *b = buf;
 	if (b == NULL || size < AMQ_HEADER_BYTES)
 		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-		                "invalid amq filter: %zu bytes is shorter than the %d-byte header",
+		                "invalid amq filter: a %zu-byte value is shorter than the %d-byte header",
 		                b == NULL ? (size_t)0 : size, AMQ_HEADER_BYTES);
 	if (memcmp(b + OFF_MAGIC, MAGIC, sizeof(MAGIC)) != 0)
 		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
@@ -222,19 +222,28 @@ amq_status amq_filter_expect(const amq_filter *f, amq_kind kind, amq_error *err)
 	                "expected a cuckoo filter, got a bloom filter");
 }
 
-amq_status amq_filter_allocate(amq_filter *f, amq_kind kind, amq_layout layout, uint32_t hashes,
-                               uint64_t seed, uint64_t cells, uint64_t payload_size,
-                               const amq_allocator *a, amq_error *err)
+amq_status amq_check_size(amq_kind kind, amq_layout layout, uint32_t hashes, uint64_t cells,
+                          uint64_t *payload_size, amq_error *err)
 {
-	if (payload_size == 0 || payload_size > AMQ_MAX_FILTER_BYTES - AMQ_HEADER_BYTES) {
-		/* payload_size is 0 when the cell count alone is past any limit. */
-		double bits = kind == AMQ_KIND_BLOOM ? (double)cells
-		                                     : (double)cells * AMQ_CUCKOO_SLOTS * hashes;
-		return amq_fail(err, AMQ_TOO_LARGE, "lower the capacity or raise the fpr",
-		                "%s filter would need %.0f bytes, more than the 1 GiB limit",
-		                kind == AMQ_KIND_BLOOM ? "bloom" : "cuckoo",
-		                bits / 8.0 + AMQ_HEADER_BYTES);
-	}
+	*payload_size = amq_payload_size(kind, layout, hashes, cells);
+	if (*payload_size != 0 && *payload_size <= AMQ_MAX_FILTER_BYTES - AMQ_HEADER_BYTES)
+		return AMQ_OK;
+	/* The payload size is 0 when the cell count alone is past any limit. */
+	double bits =
+		kind == AMQ_KIND_BLOOM ? (double)cells : (double)cells * AMQ_CUCKOO_SLOTS * hashes;
+	return amq_fail(err, AMQ_TOO_LARGE, "lower the capacity or raise the fpr",
+	                "%s filter would need %.0f bytes, more than the 1 GiB limit",
+	                kind == AMQ_KIND_BLOOM ? "bloom" : "cuckoo", bits / 8.0 + AMQ_HEADER_BYTES);
+}
+
+amq_status amq_filter_allocate(amq_filter *f, amq_kind kind, amq_layout layout, uint32_t hashes,
+                               uint64_t seed, uint64_t cells, const amq_allocator *a,
+                               amq_error *err)
+{
+	uint64_t payload_size;
+	amq_status st = amq_check_size(kind, layout, hashes, cells, &payload_size, err);
+	if (st != AMQ_OK)
+		return st;
 	size_t size = AMQ_HEADER_BYTES + (size_t)payload_size;
 	uint8_t *bytes = a->alloc(a->ctx, size);
 	if (bytes == NULL)

@@ -159,7 +159,7 @@ static void messages(const amq_filter *bloom)
 {
 	uint8_t *b = malloc(bloom->size);
 	expect_message((const uint8_t *)"abc", 3, AMQ_INVALID_FILTER,
-	               "invalid amq filter: 3 bytes is shorter than the 64-byte header");
+	               "invalid amq filter: a 3-byte value is shorter than the 64-byte header");
 	memcpy(b, bloom->bytes, bloom->size);
 	b[0] = 'X';
 	expect_message(b, bloom->size, AMQ_INVALID_FILTER, "invalid amq filter: bad magic bytes");
