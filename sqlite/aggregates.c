@@ -1,0 +1,165 @@
+/*
+ * aggregates.c - bloom_agg, cuckoo_agg and bloom_union_agg. The first two
+ * feed value hashes to a core amq_builder, which sizes the filter for the
+ * distinct values seen (or streams into a fixed one when a capacity is
+ * given) and yields the same bytes whatever the row order. fpr and capacity
+ * are read from the first row, NULL values are skipped, and no rows at all
+ * still give a valid empty filter. As in SQLite's ext/misc/percentile.c, the
+ * final function asks for the context with size 0 so that "no rows" needs no
+ * allocation, and frees everything the steps allocated.
+ */
+#include "functions.h"
+
+struct builder_state {
+	bool started; /* builder initialised from the first row */
+	bool failed;  /* a step reported an error; the statement is aborting */
+	amq_builder builder;
+};
+
+/* Initialises b from the optional fpr and capacity arguments. */
+static bool start_builder(sqlite3_context *ctx, int argc, sqlite3_value **argv, amq_kind kind,
+			  amq_builder *b)
+{
+	double fpr = 0.01;
+	uint64_t capacity = 0;
+	if ((argc > 1 && !fpr_argument(ctx, argv[1], &fpr)) ||
+	    (argc > 2 && !capacity_argument(ctx, argv[2], &capacity)))
+		return false;
+	amq_error err;
+	if (amq_builder_init(b, kind, AMQ_LAYOUT_CLASSIC, fpr, capacity, AMQ_DEFAULT_SEED,
+			     &amq_sqlite_allocator, &err) != AMQ_OK) {
+		report_core_error(ctx, &err);
+		return false;
+	}
+	return true;
+}
+
+/* xStep of bloom_agg and cuckoo_agg. */
+static void builder_step(sqlite3_context *ctx, int argc, sqlite3_value **argv, amq_kind kind)
+{
+	struct builder_state *s = sqlite3_aggregate_context(ctx, sizeof(*s));
+	if (s == NULL) {
+		sqlite3_result_error_nomem(ctx);
+		return;
+	}
+	if (s->failed)
+		return;
+	if (!s->started) {
+		if (!start_builder(ctx, argc, argv, kind, &s->builder)) {
+			s->failed = true;
+			return;
+		}
+		s->started = true;
+	}
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
+		return;
+	uint64_t hash;
+	amq_error err;
+	if (!hash_value(ctx, argv[0], s->builder.seed, &hash)) {
+		s->failed = true;
+		return;
+	}
+	if (amq_builder_add(&s->builder, hash, &err) != AMQ_OK) {
+		s->failed = true;
+		report_core_error(ctx, &err);
+	}
+}
+
+/* Sets the finished filter of b as the result. */
+static void result_finished(sqlite3_context *ctx, amq_builder *b)
+{
+	amq_filter f;
+	amq_error err;
+	if (amq_builder_finish(b, &f, &err) != AMQ_OK) {
+		report_core_error(ctx, &err);
+		return;
+	}
+	result_filter(ctx, &f);
+}
+
+/* xFinal of bloom_agg and cuckoo_agg. */
+static void builder_final(sqlite3_context *ctx, amq_kind kind)
+{
+	struct builder_state *s = sqlite3_aggregate_context(ctx, 0);
+	if (s != NULL && s->started) {
+		if (!s->failed)
+			result_finished(ctx, &s->builder);
+		amq_builder_free(&s->builder);
+		return;
+	}
+	if (s != NULL && s->failed)
+		return;
+	/* No rows: the filter of a builder that saw nothing. */
+	amq_builder empty;
+	amq_error err;
+	if (amq_builder_init(&empty, kind, AMQ_LAYOUT_CLASSIC, 0.01, 0, AMQ_DEFAULT_SEED,
+			     &amq_sqlite_allocator, &err) != AMQ_OK) {
+		report_core_error(ctx, &err);
+		return;
+	}
+	result_finished(ctx, &empty);
+	amq_builder_free(&empty);
+}
+
+void bloom_agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	builder_step(ctx, argc, argv, AMQ_KIND_BLOOM);
+}
+
+void bloom_agg_final(sqlite3_context *ctx)
+{
+	builder_final(ctx, AMQ_KIND_BLOOM);
+}
+
+void cuckoo_agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	builder_step(ctx, argc, argv, AMQ_KIND_CUCKOO);
+}
+
+void cuckoo_agg_final(sqlite3_context *ctx)
+{
+	builder_final(ctx, AMQ_KIND_CUCKOO);
+}
+
+struct union_state {
+	bool started; /* acc holds a copy of the first non-NULL filter */
+	amq_filter acc;
+};
+
+/* xStep of bloom_union_agg: ORs each non-NULL filter into the first. */
+void bloom_union_agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
+		return;
+	struct union_state *s = sqlite3_aggregate_context(ctx, sizeof(*s));
+	if (s == NULL) {
+		sqlite3_result_error_nomem(ctx);
+		return;
+	}
+	amq_filter f;
+	amq_error err;
+	if (!filter_argument(ctx, argv[0], "filter", AMQ_KIND_BLOOM, &f))
+		return;
+	if (!s->started) {
+		if (amq_filter_clone(&s->acc, &f, &amq_sqlite_allocator, &err) != AMQ_OK) {
+			report_core_error(ctx, &err);
+			return;
+		}
+		s->started = true;
+		return;
+	}
+	if (amq_bloom_union_into(&s->acc, &f, &err) != AMQ_OK)
+		report_core_error(ctx, &err);
+}
+
+/* xFinal of bloom_union_agg: the union, or NULL when no filter came in. */
+void bloom_union_agg_final(sqlite3_context *ctx)
+{
+	struct union_state *s = sqlite3_aggregate_context(ctx, 0);
+	if (s == NULL || !s->started)
+		return;
+	s->started = false;
+	amq_filter_seal(&s->acc);
+	result_filter(ctx, &s->acc);
+}

@@ -1,0 +1,301 @@
+/*
+ * arguments.c - decoding sqlite3_value arguments into core inputs (value
+ * hashes, filters, fpr, capacity, layout), the per-statement filter cache,
+ * and mapping core results and errors onto SQLite results. No filter logic
+ * lives here: every decision about filters is core's.
+ */
+#include "connection.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+/* Core allocations go through SQLite's allocator so that a finished filter
+ * can become a result with sqlite3_free as its destructor. */
+static void *sqlite_alloc(void *ctx, size_t size)
+{
+	(void)ctx;
+	return sqlite3_malloc64(size);
+}
+
+static void sqlite_free(void *ctx, void *ptr)
+{
+	(void)ctx;
+	sqlite3_free(ptr);
+}
+
+const amq_allocator amq_sqlite_allocator = {sqlite_alloc, sqlite_free, NULL};
+
+/* What extension.c registered the running function with. */
+static const struct function_data *function_data(sqlite3_context *ctx)
+{
+	return sqlite3_user_data(ctx);
+}
+
+const char *fn_name(sqlite3_context *ctx)
+{
+	return function_data(ctx)->name;
+}
+
+const char *value_type_name(sqlite3_value *v)
+{
+	switch (sqlite3_value_type(v)) {
+	case SQLITE_INTEGER:
+		return "integer";
+	case SQLITE_FLOAT:
+		return "real";
+	case SQLITE_TEXT:
+		return "text";
+	case SQLITE_BLOB:
+		return "blob";
+	default:
+		return "null";
+	}
+}
+
+void report_usage_error(sqlite3_context *ctx, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *detail = sqlite3_vmprintf(fmt, ap);
+	va_end(ap);
+	char *message = detail ? sqlite3_mprintf("%s: %s", fn_name(ctx), detail) : NULL;
+	if (message)
+		sqlite3_result_error(ctx, message, -1);
+	else
+		sqlite3_result_error_nomem(ctx);
+	sqlite3_free(message);
+	sqlite3_free(detail);
+}
+
+void report_core_error(sqlite3_context *ctx, const amq_error *err)
+{
+	if (err->status == AMQ_NO_MEMORY) {
+		sqlite3_result_error_nomem(ctx);
+		return;
+	}
+	if (err->hint[0] == '\0') {
+		sqlite3_result_error(ctx, err->message, -1);
+		return;
+	}
+	char *message = sqlite3_mprintf("%s: %s", err->message, err->hint);
+	if (message)
+		sqlite3_result_error(ctx, message, -1);
+	else
+		sqlite3_result_error_nomem(ctx);
+	sqlite3_free(message);
+}
+
+/* hash_value for a value whose SQLite type is already known. */
+static bool hash_typed(sqlite3_context *ctx, sqlite3_value *v, int type, uint64_t seed,
+		       uint64_t *out)
+{
+	switch (type) {
+	case SQLITE_INTEGER:
+		*out = amq_hash_int(sqlite3_value_int64(v), seed);
+		return true;
+	case SQLITE_FLOAT:
+		*out = amq_hash_double(sqlite3_value_double(v), seed);
+		return true;
+	case SQLITE_TEXT: {
+		/* Functions are registered SQLITE_UTF8, so this is UTF-8. */
+		const unsigned char *text = sqlite3_value_text(v);
+		if (text == NULL) {
+			sqlite3_result_error_nomem(ctx);
+			return false;
+		}
+		*out = amq_hash_text(text, (size_t)sqlite3_value_bytes(v), seed);
+		return true;
+	}
+	default: {
+		/* A zero-length blob has a NULL pointer and hashes as empty. */
+		const void *blob = sqlite3_value_blob(v);
+		*out = amq_hash_blob(blob ? blob : "", (size_t)sqlite3_value_bytes(v), seed);
+		return true;
+	}
+	}
+}
+
+bool hash_value(sqlite3_context *ctx, sqlite3_value *v, uint64_t seed, uint64_t *out)
+{
+	return hash_typed(ctx, v, sqlite3_value_type(v), seed, out);
+}
+
+bool filter_argument(sqlite3_context *ctx, sqlite3_value *v, const char *name, amq_kind kind,
+		     amq_filter *f)
+{
+	if (sqlite3_value_type(v) != SQLITE_BLOB) {
+		report_usage_error(ctx, "%s must be a blob, got %s", name, value_type_name(v));
+		return false;
+	}
+	const void *bytes = sqlite3_value_blob(v);
+	size_t size = (size_t)sqlite3_value_bytes(v);
+	amq_error err;
+	/* The kind is checked before the O(size) verification so that a wrong
+	 * kind is reported as such and costs nothing. */
+	if (amq_filter_open(f, bytes, size, &err) != AMQ_OK ||
+	    amq_filter_expect(f, kind, &err) != AMQ_OK) {
+		report_core_error(ctx, &err);
+		return false;
+	}
+	/* Verification is a function of the bytes alone, so bytes identical
+	 * to a filter that passed need no second look. */
+	struct amq_connection *conn = function_data(ctx)->conn;
+	if (connection_knows_verified(conn, bytes, size))
+		return true;
+	if (amq_filter_verify(f, &err) != AMQ_OK) {
+		report_core_error(ctx, &err);
+		return false;
+	}
+	connection_remember_verified(conn, bytes, size);
+	return true;
+}
+
+/*
+ * A parsed filter kept as auxiliary data. It is trusted again only for the
+ * very bytes it was made from: same address, same length and the same header,
+ * whose checksum covers the payload. SQLite keeps auxiliary data across rows
+ * only for constant arguments, whose bytes stay put for the statement.
+ */
+struct filter_cache {
+	const void *bytes;
+	size_t size;
+	uint8_t header[AMQ_HEADER_BYTES];
+	amq_filter filter;
+};
+
+/* The parse of the filter argument v, from the statement's auxiliary data
+ * when it was made from these very bytes, else made now and stored there. */
+static const amq_filter *cached_filter(sqlite3_context *ctx, sqlite3_value *v, amq_kind kind)
+{
+	struct filter_cache *cache = sqlite3_get_auxdata(ctx, 0);
+	if (cache != NULL && sqlite3_value_type(v) == SQLITE_BLOB) {
+		const void *bytes = sqlite3_value_blob(v);
+		size_t size = (size_t)sqlite3_value_bytes(v);
+		if (bytes == cache->bytes && size == cache->size &&
+		    memcmp(bytes, cache->header, AMQ_HEADER_BYTES) == 0)
+			return &cache->filter;
+	}
+
+	amq_filter parsed;
+	if (!filter_argument(ctx, v, "filter", kind, &parsed))
+		return NULL;
+	cache = sqlite3_malloc64(sizeof(*cache));
+	if (cache == NULL) {
+		sqlite3_result_error_nomem(ctx);
+		return NULL;
+	}
+	cache->bytes = parsed.bytes;
+	cache->size = parsed.size;
+	memcpy(cache->header, parsed.bytes, AMQ_HEADER_BYTES);
+	cache->filter = parsed;
+	/* SQLite may free the cache at once (out of memory) or after this
+	 * call (argument not constant), so read it back before trusting it. */
+	sqlite3_set_auxdata(ctx, 0, cache, sqlite3_free);
+	cache = sqlite3_get_auxdata(ctx, 0);
+	if (cache == NULL) {
+		sqlite3_result_error_nomem(ctx);
+		return NULL;
+	}
+	return &cache->filter;
+}
+
+bool probe_arguments(sqlite3_context *ctx, sqlite3_value **argv, amq_kind kind,
+		     const amq_filter **f, uint64_t *hash)
+{
+	/* This runs once per row: each SQLite call is made once. */
+	int value_type = sqlite3_value_type(argv[1]);
+	if (value_type == SQLITE_NULL || sqlite3_value_type(argv[0]) == SQLITE_NULL)
+		return false;
+	*f = cached_filter(ctx, argv[0], kind);
+	return *f != NULL && hash_typed(ctx, argv[1], value_type, (*f)->seed, hash);
+}
+
+bool fpr_argument(sqlite3_context *ctx, sqlite3_value *v, double *fpr)
+{
+	int type = sqlite3_value_type(v);
+	if (type != SQLITE_INTEGER && type != SQLITE_FLOAT) {
+		report_usage_error(ctx, "fpr must be a number, got %s", value_type_name(v));
+		return false;
+	}
+	*fpr = sqlite3_value_double(v);
+	amq_error err;
+	if (amq_check_fpr(*fpr, &err) != AMQ_OK) {
+		report_core_error(ctx, &err);
+		return false;
+	}
+	return true;
+}
+
+bool capacity_argument(sqlite3_context *ctx, sqlite3_value *v, uint64_t *capacity)
+{
+	int64_t n;
+	int type = sqlite3_value_type(v);
+	if (type == SQLITE_INTEGER) {
+		n = sqlite3_value_int64(v);
+	} else if (type == SQLITE_FLOAT) {
+		/* 1e6 is a REAL literal; accept it when it is a whole number. */
+		double d = sqlite3_value_double(v);
+		if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0) ||
+		    (double)(int64_t)d != d) {
+			report_usage_error(ctx, "capacity must be an integer, got real %.15g", d);
+			return false;
+		}
+		n = (int64_t)d;
+	} else {
+		report_usage_error(ctx, "capacity must be an integer, got %s", value_type_name(v));
+		return false;
+	}
+	amq_error err;
+	if (amq_check_capacity(n, &err) != AMQ_OK) {
+		report_core_error(ctx, &err);
+		return false;
+	}
+	*capacity = (uint64_t)n;
+	return true;
+}
+
+bool layout_argument(sqlite3_context *ctx, sqlite3_value *v, amq_layout *layout)
+{
+	if (sqlite3_value_type(v) != SQLITE_TEXT) {
+		report_usage_error(ctx, "layout must be text, got %s", value_type_name(v));
+		return false;
+	}
+	const unsigned char *name = sqlite3_value_text(v);
+	if (name == NULL) {
+		sqlite3_result_error_nomem(ctx);
+		return false;
+	}
+	amq_error err;
+	if (amq_parse_layout((const char *)name, (size_t)sqlite3_value_bytes(v), layout, &err) !=
+	    AMQ_OK) {
+		report_core_error(ctx, &err);
+		return false;
+	}
+	return true;
+}
+
+void result_filter(sqlite3_context *ctx, amq_filter *f)
+{
+	uint8_t *bytes = f->bytes;
+	size_t size = f->size;
+	f->bytes = NULL;
+	f->payload = NULL;
+	/* Say why in our words rather than SQLite's "string or blob too big". */
+	int limit = sqlite3_limit(sqlite3_context_db_handle(ctx), SQLITE_LIMIT_LENGTH, -1);
+	if (size > (size_t)limit) {
+		sqlite3_free(bytes);
+		report_usage_error(ctx,
+				   "the filter needs %llu bytes, more than SQLite's blob limit of "
+				   "%d bytes: lower the capacity or raise the fpr",
+				   (unsigned long long)size, limit);
+		return;
+	}
+	sqlite3_result_blob64(ctx, bytes, size, sqlite3_free);
+}
+
+void result_info(sqlite3_context *ctx, const amq_filter *f)
+{
+	char json[512]; /* core's guaranteed maximum */
+	size_t len = amq_filter_info_json(f, json, sizeof(json));
+	sqlite3_result_text(ctx, json, (int)len, SQLITE_TRANSIENT);
+}

@@ -1,0 +1,84 @@
+/*
+ * arguments.h - what every SQLite function of amq shares: the SQLite include
+ * (as a loadable extension, or compiled into a program with SQLITE_CORE), the
+ * allocator core uses here, and the translation of sqlite3_value arguments
+ * into core inputs and of core results and errors back into SQLite results.
+ *
+ * Each decoding function returns true on success; on failure it has already
+ * set the error on ctx and the caller only returns. Adapter-detected errors
+ * read "<function>: <argument> must be <what>, got <type>"; core errors read
+ * "<message>: <hint>" (just "<message>" when the hint is empty).
+ */
+#ifndef AMQ_SQLITE_ARGUMENTS_H
+#define AMQ_SQLITE_ARGUMENTS_H
+
+#ifdef SQLITE_CORE
+#include <sqlite3.h>
+#else
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT3
+#endif
+
+#include "amq.h"
+
+/* sqlite3_malloc64/sqlite3_free behind core's allocation hook, so a filter
+ * core builds can be handed to SQLite as a result without a copy. */
+extern const amq_allocator amq_sqlite_allocator;
+
+/* The SQL name of the function being called (its registration user data). */
+const char *fn_name(sqlite3_context *ctx);
+
+/* SQLite's name of v's type, as typeof() prints it. */
+const char *value_type_name(sqlite3_value *v);
+
+/* Sets "<function>: " followed by the printf-style text as the error. */
+void report_usage_error(sqlite3_context *ctx, const char *fmt, ...);
+
+/* Sets core's error: out-of-memory as SQLITE_NOMEM, anything else as
+ * "<message>: <hint>". */
+void report_core_error(sqlite3_context *ctx, const amq_error *err);
+
+/*
+ * Hashes a non-NULL value by docs/HASHING.md with the given seed: INTEGER as
+ * an integer, REAL as a double (so 3 and 3.0 agree), TEXT as its UTF-8 bytes,
+ * BLOB as its bytes (so 'abc' and X'616263' differ).
+ */
+bool hash_value(sqlite3_context *ctx, sqlite3_value *v, uint64_t seed, uint64_t *out);
+
+/*
+ * Opens a non-NULL filter argument, checks its kind and verifies it (unless
+ * this connection verified these very bytes before, connection.h). *f views
+ * SQLite's copy of the bytes and is valid only during this call; name is the
+ * argument's name in error messages ("filter", "second filter").
+ */
+bool filter_argument(sqlite3_context *ctx, sqlite3_value *v, const char *name, amq_kind kind,
+		     amq_filter *f);
+
+/*
+ * The (filter, value) arguments of bloom_contains, cuckoo_contains and
+ * cuckoo_count: the filter parsed, and value hashed with the filter's seed.
+ * The parse is kept in the statement's auxiliary data: when the filter is a
+ * bound parameter or a literal, it is opened and verified once per statement
+ * and never copied. *f stays valid until the function returns. Returns false
+ * when the result is already set: an error, or NULL when either is NULL.
+ */
+bool probe_arguments(sqlite3_context *ctx, sqlite3_value **argv, amq_kind kind,
+		     const amq_filter **f, uint64_t *hash);
+
+/* A false-positive rate: an INTEGER or REAL accepted by amq_check_fpr. */
+bool fpr_argument(sqlite3_context *ctx, sqlite3_value *v, double *fpr);
+
+/* A capacity: an INTEGER (or an integral REAL) accepted by amq_check_capacity. */
+bool capacity_argument(sqlite3_context *ctx, sqlite3_value *v, uint64_t *capacity);
+
+/* A Bloom layout name, 'classic' or 'blocked'. */
+bool layout_argument(sqlite3_context *ctx, sqlite3_value *v, amq_layout *layout);
+
+/* Makes f's buffer (from amq_sqlite_allocator) the result and takes it over:
+ * f no longer owns a buffer afterwards, whatever happens. */
+void result_filter(sqlite3_context *ctx, amq_filter *f);
+
+/* Sets core's JSON description of f as the TEXT result. */
+void result_info(sqlite3_context *ctx, const amq_filter *f);
+
+#endif

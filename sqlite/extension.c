@@ -1,0 +1,136 @@
+/*
+ * extension.c - the amq SQLite extension: approximate-membership filters
+ * (Bloom and cuckoo) as SQL functions over BLOB values in the portable format
+ * of docs/FORMAT.md, so a filter built here is read by PostgreSQL and back.
+ *
+ *   sqlite> .load ./build/amq
+ *   Python: conn.enable_load_extension(True); conn.load_extension("./build/amq")
+ *
+ * Values hash by docs/HASHING.md: 3 and 3.0 are the same value; 'abc' and
+ * X'616263' are not. NULL values are skipped by aggregates and leave the
+ * filter unchanged in bloom_add/cuckoo_add/cuckoo_delete; otherwise a NULL
+ * argument gives NULL. Every filter argument is checked (header, kind,
+ * checksum).
+ *
+ * Bloom filters
+ *   bloom_agg(value [, fpr [, capacity]])  aggregate -> BLOB
+ *       SELECT bloom_agg(customer_id) FROM vip;          -- fpr 0.01, sized at the end
+ *       SELECT bloom_agg(id, 0.001, 1000000) FROM t;     -- fixed size, constant memory
+ *   bloom_new(capacity, fpr [, layout])    -> BLOB, layout 'classic' or 'blocked'
+ *       SELECT bloom_new(100000, 0.01, 'blocked');
+ *   bloom_add(filter, value)               -> BLOB, a copy with value added
+ *       UPDATE filters SET f = bloom_add(f, 42) WHERE name = 'vip';
+ *   bloom_contains(filter, value)          -> 1 or 0 (1 may be a false positive)
+ *       SELECT * FROM orders WHERE bloom_contains(:f, customer_id);
+ *   bloom_union(a, b), bloom_intersect(a, b) -> BLOB (same size and hashes)
+ *       SELECT bloom_union(a.f, b.f) FROM filters a, filters b WHERE ...;
+ *   bloom_union_agg(filter)                aggregate -> BLOB, NULL when no filter
+ *       SELECT bloom_union_agg(f) FROM daily_filters;
+ *   bloom_count(filter)                    -> INTEGER, estimated distinct items
+ *   bloom_fpr(filter)                      -> REAL, the rate an absent value sees now
+ *   bloom_info(filter)                     -> TEXT, JSON
+ *       SELECT bloom_count(f), bloom_fpr(f), bloom_info(f) FROM filters;
+ *
+ * Cuckoo filters
+ *   cuckoo_agg(value [, fpr [, capacity]]) aggregate -> BLOB, each distinct value once
+ *       SELECT cuckoo_agg(session_id) FROM sessions;
+ *   cuckoo_new(capacity [, fpr])           -> BLOB that holds at least capacity items
+ *       SELECT cuckoo_new(100000);
+ *   cuckoo_add(filter, value)              -> BLOB; an error when the filter is full
+ *   cuckoo_delete(filter, value)           -> BLOB with one copy removed (if stored)
+ *       UPDATE filters SET f = cuckoo_delete(f, 'expired') WHERE name = 'live';
+ *   cuckoo_contains(filter, value)         -> 1 or 0
+ *   cuckoo_count(filter, value)            -> INTEGER, copies stored
+ *   cuckoo_info(filter)                    -> TEXT, JSON
+ *       SELECT cuckoo_contains(f, 7), cuckoo_count(f, 7), cuckoo_info(f) FROM filters;
+ *
+ * Common
+ *   amq_hash(value)                        -> INTEGER, the 64-bit value hash (seed 0)
+ *       SELECT amq_hash(3) = amq_hash(3.0);              -- 1
+ *   amq_version()                          -> TEXT
+ *
+ * bloom_contains, cuckoo_contains and cuckoo_count parse a filter given as a
+ * bound parameter or a literal once per statement and never copy it. A filter
+ * coming from a scalar subquery or a join column is copied by SQLite on every
+ * row before any function runs; the connection then only compares the copy
+ * with the filter it verified last (connection.h), but the copy stays O(size)
+ * per row. Bind the filter instead (in the CLI:
+ * .param set @f "(SELECT f FROM filters WHERE name = 'vip')").
+ */
+#include "connection.h"
+#include "functions.h"
+
+#ifndef SQLITE_CORE
+SQLITE_EXTENSION_INIT1
+#endif
+
+/* Every function is a pure function of its arguments with no side effects. */
+#define PURE (SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS)
+
+static const struct function_entry {
+	const char *name;
+	int nargs;
+	void (*func)(sqlite3_context *, int, sqlite3_value **);
+	void (*step)(sqlite3_context *, int, sqlite3_value **);
+	void (*final)(sqlite3_context *);
+} functions[] = {
+    {"bloom_agg", 1, NULL, bloom_agg_step, bloom_agg_final},
+    {"bloom_agg", 2, NULL, bloom_agg_step, bloom_agg_final},
+    {"bloom_agg", 3, NULL, bloom_agg_step, bloom_agg_final},
+    {"bloom_new", 2, bloom_new_func, NULL, NULL},
+    {"bloom_new", 3, bloom_new_func, NULL, NULL},
+    {"bloom_add", 2, bloom_add_func, NULL, NULL},
+    {"bloom_contains", 2, bloom_contains_func, NULL, NULL},
+    {"bloom_union", 2, bloom_union_func, NULL, NULL},
+    {"bloom_intersect", 2, bloom_intersect_func, NULL, NULL},
+    {"bloom_union_agg", 1, NULL, bloom_union_agg_step, bloom_union_agg_final},
+    {"bloom_count", 1, bloom_count_func, NULL, NULL},
+    {"bloom_fpr", 1, bloom_fpr_func, NULL, NULL},
+    {"bloom_info", 1, bloom_info_func, NULL, NULL},
+    {"cuckoo_agg", 1, NULL, cuckoo_agg_step, cuckoo_agg_final},
+    {"cuckoo_agg", 2, NULL, cuckoo_agg_step, cuckoo_agg_final},
+    {"cuckoo_agg", 3, NULL, cuckoo_agg_step, cuckoo_agg_final},
+    {"cuckoo_new", 1, cuckoo_new_func, NULL, NULL},
+    {"cuckoo_new", 2, cuckoo_new_func, NULL, NULL},
+    {"cuckoo_add", 2, cuckoo_add_func, NULL, NULL},
+    {"cuckoo_delete", 2, cuckoo_delete_func, NULL, NULL},
+    {"cuckoo_contains", 2, cuckoo_contains_func, NULL, NULL},
+    {"cuckoo_count", 2, cuckoo_count_func, NULL, NULL},
+    {"cuckoo_info", 1, cuckoo_info_func, NULL, NULL},
+    {"amq_hash", 1, amq_hash_func, NULL, NULL},
+    {"amq_version", 0, amq_version_func, NULL, NULL},
+};
+
+/*
+ * The entry point SQLite derives from the file name build/amq.so. Registers
+ * every function with user data that names it and shares the connection's
+ * state; on failure names the function that could not be registered.
+ */
+int sqlite3_amq_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi)
+{
+#ifndef SQLITE_CORE
+	SQLITE_EXTENSION_INIT2(pApi);
+#else
+	(void)pApi;
+#endif
+	struct amq_connection *conn = connection_new();
+	if (conn == NULL)
+		return SQLITE_NOMEM;
+	int rc = SQLITE_OK;
+	for (size_t i = 0; rc == SQLITE_OK && i < sizeof(functions) / sizeof(functions[0]); i++) {
+		const struct function_entry *e = &functions[i];
+		struct function_data *fd = function_data_new(conn, e->name);
+		if (fd == NULL) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		/* On failure SQLite itself calls function_data_free(fd). */
+		rc = sqlite3_create_function_v2(db, e->name, e->nargs, PURE, fd, e->func, e->step,
+						e->final, function_data_free);
+		if (rc != SQLITE_OK && pzErrMsg != NULL)
+			*pzErrMsg = sqlite3_mprintf("amq: cannot register %s/%d: %s", e->name,
+						    e->nargs, sqlite3_errmsg(db));
+	}
+	connection_release(conn);
+	return rc;
+}

@@ -1,0 +1,165 @@
+/*
+ * faults.c - the SQLite extension compiled into this program (SQLITE_CORE)
+ * under AddressSanitizer + UndefinedBehaviorSanitizer (leak checking on),
+ * driven down its failure paths: every kind of argument and core error, and
+ * an out-of-memory at every allocation of a set of statements. A leak or a
+ * memory error on any of those paths fails the run; besides, each statement
+ * must end in the outcome listed for it.
+ */
+#include "../core/check.h"
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <string.h>
+
+int sqlite3_amq_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi);
+
+#define SERIES(n)                                                                                  \
+	"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < " #n ") "
+
+/* Statements that must fail, each on a different error path. */
+static const char *const FAILING[] = {
+    "SELECT bloom_agg(i, 0.01, 0) FROM (" SERIES(10) "SELECT i FROM n)",
+    "SELECT bloom_agg(i, 'x') FROM (" SERIES(10) "SELECT i FROM n)",
+    "SELECT cuckoo_agg(i, 0.01, 1.5) FROM (" SERIES(10) "SELECT i FROM n)",
+    /* cuckoo_agg collects first and fails at the end, holding 300 hashes. */
+    SERIES(300) "SELECT cuckoo_agg(i, 0.01, 1e12) FROM n",
+    "SELECT bloom_agg(1, 0.01, 1e12)",
+    "SELECT bloom_union_agg(f) FROM (SELECT bloom_new(10, 0.01) AS f UNION ALL "
+    "SELECT bloom_new(1000, 0.01))",
+    "SELECT bloom_union_agg(f) FROM (SELECT bloom_new(10, 0.01) AS f UNION ALL "
+    "SELECT cuckoo_new(10))",
+    "SELECT bloom_union_agg(f) FROM (SELECT bloom_new(10, 0.01) AS f UNION ALL SELECT 'x')",
+    "SELECT bloom_union(bloom_new(10, 0.01), bloom_new(11, 0.01, 'blocked'))",
+    "SELECT bloom_intersect(bloom_new(10, 0.01), X'00')",
+    "WITH RECURSIVE r(i, f) AS (SELECT 0, cuckoo_new(10) UNION ALL "
+    "SELECT i + 1, cuckoo_add(f, i) FROM r WHERE i < 1000) SELECT count(*) FROM r",
+    "SELECT bloom_new(1e12, 0.01)",
+    "SELECT cuckoo_new(1e12)",
+    "SELECT bloom_new(10, 0.01, 'x')",
+    "SELECT bloom_new(10, 0.01, 7)",
+    "SELECT bloom_new('10', 0.01)",
+    "SELECT bloom_add(cuckoo_new(10), 1)",
+    "SELECT cuckoo_delete(bloom_new(10, 0.01), 1)",
+    "SELECT bloom_contains(substr(bloom_new(10, 0.01), 2), 1)",
+    "SELECT cuckoo_count(zeroblob(200), 1)",
+    "SELECT bloom_count(x) FROM (SELECT bloom_new(10, 0.01) AS x UNION ALL SELECT 4)",
+    /* Too big for the blob limit this program sets. */
+    "SELECT bloom_new(100000, 0.01)",
+    SERIES(100000) "SELECT bloom_agg(i) FROM n",
+};
+
+/* Statements that succeed given enough memory; run with an allocation
+ * failure injected at each allocation in turn. ?1 is a bloom filter. */
+static const char *const ALLOCATING[] = {
+    SERIES(200) "SELECT bloom_agg(i) FROM n",
+    SERIES(200) "SELECT cuckoo_agg('v' || i) FROM n",
+    SERIES(200) "SELECT bloom_agg(i, 0.01, 500) FROM n",
+    "SELECT bloom_agg(x) FROM (SELECT NULL AS x WHERE 0)",
+    "SELECT bloom_union_agg(f) FROM (SELECT ?1 AS f UNION ALL SELECT ?1)",
+    "SELECT bloom_add(?1, 'text'), bloom_union(?1, ?1), bloom_intersect(?1, ?1)",
+    "SELECT bloom_count(?1), bloom_fpr(?1), bloom_info(?1), amq_hash('text')",
+    SERIES(50) "SELECT sum(bloom_contains(?1, i)) FROM n",
+    SERIES(50) "SELECT sum(bloom_contains(f, i)) FROM n, (SELECT ?1 AS f)",
+    "SELECT cuckoo_delete(cuckoo_add(cuckoo_new(100), 1), 1)",
+    SERIES(50) "SELECT sum(cuckoo_count(f, i)) FROM n, (SELECT cuckoo_agg(1) AS f)",
+    "SELECT bloom_new(1000, 0.01, 'blocked'), cuckoo_new(1000, 0.001)",
+};
+
+/* SQLite's allocator with a countdown: when it reaches zero, allocations
+ * fail until the countdown is set again. -1 never fails. */
+static sqlite3_mem_methods system_mem;
+static int countdown = -1;
+
+static void *faulty_malloc(int n)
+{
+	if (countdown == 0)
+		return NULL;
+	if (countdown > 0)
+		countdown--;
+	return system_mem.xMalloc(n);
+}
+
+static void *faulty_realloc(void *p, int n)
+{
+	if (countdown == 0)
+		return NULL;
+	if (countdown > 0)
+		countdown--;
+	return system_mem.xRealloc(p, n);
+}
+
+/* Runs sql to the end with ?1 bound to filter; returns the final code. */
+static int run(sqlite3 *db, const char *sql, const void *filter, int size)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+	if (filter != NULL)
+		sqlite3_bind_blob(st, 1, filter, size, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		;
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int main(void)
+{
+	sqlite3_config(SQLITE_CONFIG_GETMALLOC, &system_mem);
+	sqlite3_mem_methods faulty = system_mem;
+	faulty.xMalloc = faulty_malloc;
+	faulty.xRealloc = faulty_realloc;
+	sqlite3_config(SQLITE_CONFIG_MALLOC, &faulty);
+
+	sqlite3 *db;
+	char *errmsg = NULL;
+	if (sqlite3_open(":memory:", &db) != SQLITE_OK ||
+	    sqlite3_amq_init(db, &errmsg, NULL) != SQLITE_OK) {
+		fprintf(stderr, "cannot open the database with amq: %s\n", errmsg);
+		return 1;
+	}
+	sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 100000);
+
+	for (size_t i = 0; i < sizeof(FAILING) / sizeof(FAILING[0]); i++) {
+		int rc = run(db, FAILING[i], NULL, 0);
+		CHECK(rc == SQLITE_ERROR, "%s: returned %d (%s), want an error", FAILING[i], rc,
+		      sqlite3_errmsg(db));
+	}
+
+	/* A bloom filter for ?1, built before any fault is injected. */
+	sqlite3_stmt *st;
+	sqlite3_prepare_v2(db, SERIES(100) "SELECT bloom_agg(i) FROM n", -1, &st, NULL);
+	CHECK(sqlite3_step(st) == SQLITE_ROW, "building the bound filter: %s", sqlite3_errmsg(db));
+	int size = sqlite3_column_bytes(st, 0);
+	unsigned char filter[4096];
+	CHECK(size > 0 && (size_t)size <= sizeof(filter), "bound filter of %d bytes", size);
+	memcpy(filter, sqlite3_column_blob(st, 0), (size_t)size);
+	sqlite3_finalize(st);
+
+	int injected = 0;
+	for (size_t i = 0; i < sizeof(ALLOCATING) / sizeof(ALLOCATING[0]); i++) {
+		CHECK(run(db, ALLOCATING[i], filter, size) == SQLITE_DONE, "%s without faults: %s",
+		      ALLOCATING[i], sqlite3_errmsg(db));
+		/* Fail the k-th allocation for every k until the statement gets
+		 * through without reaching the fault. */
+		for (int k = 0;; k++) {
+			countdown = k;
+			int rc = run(db, ALLOCATING[i], filter, size);
+			bool reached = countdown == 0;
+			countdown = -1;
+			CHECK(rc == SQLITE_DONE || rc == SQLITE_NOMEM || rc == SQLITE_ERROR,
+			      "%s failing allocation %d: returned %d", ALLOCATING[i], k, rc);
+			if (!reached) {
+				CHECK(rc == SQLITE_DONE, "%s with %d allocations: %d",
+				      ALLOCATING[i], k, rc);
+				break;
+			}
+			injected++;
+		}
+	}
+	sqlite3_close(db);
+	printf("sqlite faults: %zu failing statements, %d injected allocation failures\n",
+	       sizeof(FAILING) / sizeof(FAILING[0]), injected);
+	return check_summary();
+}

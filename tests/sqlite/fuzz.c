@@ -1,0 +1,285 @@
+/*
+ * fuzz.c - the SQLite extension compiled into this program (SQLITE_CORE)
+ * under AddressSanitizer + UndefinedBehaviorSanitizer, fed damaged filters.
+ *
+ * Valid filters of every kind and layout are built through SQL, then damaged
+ * in many ways: truncated, extended, bits flipped, header bytes overwritten,
+ * header fields changed and the header resealed (so the checksum matches and
+ * the deeper checks are reached), random bytes. Each blob goes through every
+ * function that takes a filter, both as a bound parameter (the per-statement
+ * cache) and as a table column. Any memory error aborts the run; besides,
+ * every call must end in a row or an error, and a blob that core rejects must
+ * give exactly core's message for that blob.
+ */
+#include "../core/check.h"
+#include "amq.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sqlite3_amq_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi);
+
+#define ROUNDS 1200
+
+/* splitmix64: a fixed stream, so a failure is reproducible. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t rng(void)
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+struct blob {
+	uint8_t *bytes;
+	size_t size;
+};
+
+static sqlite3 *db;
+static int rejected, accepted; /* probes of blobs core rejects / accepts */
+
+/* Runs one SQL statement that returns one blob; exits on failure, since
+ * without seeds nothing else can be tested. */
+static struct blob seed_filter(const char *sql)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW || sqlite3_column_type(st, 0) != SQLITE_BLOB) {
+		fprintf(stderr, "cannot build seed %s: %s\n", sql, sqlite3_errmsg(db));
+		exit(1);
+	}
+	struct blob b = {NULL, (size_t)sqlite3_column_bytes(st, 0)};
+	b.bytes = malloc(b.size);
+	memcpy(b.bytes, sqlite3_column_blob(st, 0), b.size);
+	sqlite3_finalize(st);
+	return b;
+}
+
+static const char *const SEEDS[] = {
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 400) "
+    "SELECT bloom_agg(i) FROM n",
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300) "
+    "SELECT bloom_agg('k' || i, 0.2, 500) FROM n",
+    "SELECT bloom_add(bloom_add(bloom_new(600, 0.01, 'blocked'), 1), 'x')",
+    "SELECT bloom_agg(NULL)",
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300) "
+    "SELECT cuckoo_agg(i) FROM n",
+    "SELECT cuckoo_add(cuckoo_add(cuckoo_new(40, 0.1), 1), 1)",
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100) "
+    "SELECT cuckoo_agg(i * 1.5, 0.000001) FROM n",
+};
+#define NSEEDS (sizeof(SEEDS) / sizeof(SEEDS[0]))
+#define FIRST_CUCKOO_SEED 4 /* SEEDS before it build bloom filters */
+
+/* Changes one parsed header field of a valid filter and reseals it, so only
+ * the checks after the checksum can catch the damage. */
+static void reseal_with_damage(struct blob *b)
+{
+	amq_filter f;
+	if (amq_filter_open(&f, b->bytes, b->size, NULL) != AMQ_OK)
+		return;
+	switch (rng() % 6) {
+	case 0:
+		f.cells = rng() % 4 == 0 ? rng() : f.cells + (rng() % 5) - 2;
+		break;
+	case 1:
+		f.hashes = (uint32_t)(rng() % 40);
+		break;
+	case 2:
+		f.items = rng() % 2 ? rng() : f.items + 1;
+		break;
+	case 3:
+		f.kind = (amq_kind)(rng() % 4);
+		break;
+	case 4:
+		f.layout = (amq_layout)(rng() % 3);
+		break;
+	default:
+		/* Random payload bits under a valid header. */
+		for (uint64_t i = 0; i < f.payload_size; i++)
+			f.payload[i] = (uint8_t)rng();
+		break;
+	}
+	amq_filter_seal(&f);
+}
+
+/* A damaged copy of seed. */
+static struct blob damage(const struct blob *seed)
+{
+	struct blob b;
+	size_t extra = rng() % 2 ? 0 : rng() % 64;
+	b.size = seed->size;
+	b.bytes = malloc(seed->size + extra + 1);
+	memcpy(b.bytes, seed->bytes, seed->size);
+	switch (rng() % 6) {
+	case 0:
+		b.size = rng() % seed->size;
+		break;
+	case 1:
+		for (size_t i = 0; i < extra; i++)
+			b.bytes[b.size++] = (uint8_t)rng();
+		if (extra == 0)
+			b.bytes[b.size++] = 0;
+		break;
+	case 2:
+		for (int n = 1 + (int)(rng() % 8); n > 0; n--)
+			b.bytes[rng() % b.size] ^= (uint8_t)(1u << (rng() % 8));
+		break;
+	case 3:
+		b.bytes[rng() % AMQ_HEADER_BYTES] = (uint8_t)rng();
+		break;
+	case 4:
+		reseal_with_damage(&b);
+		break;
+	default:
+		b.size = rng() % (seed->size + 1);
+		for (size_t i = 0; i < b.size; i++)
+			b.bytes[i] = (uint8_t)rng();
+		if (b.size >= 4 && rng() % 2)
+			memcpy(b.bytes, "AMQF", 4);
+		break;
+	}
+	return b;
+}
+
+/* What the extension must say about b where a filter of kind is expected:
+ * "" when core accepts it, else core's "<message>: <hint>". */
+static void expected_error(const struct blob *b, amq_kind kind, char *out, size_t cap)
+{
+	amq_filter f;
+	amq_error err;
+	if (amq_filter_open(&f, b->bytes, b->size, &err) == AMQ_OK &&
+	    amq_filter_expect(&f, kind, &err) == AMQ_OK && amq_filter_verify(&f, &err) == AMQ_OK) {
+		out[0] = '\0';
+		return;
+	}
+	if (err.hint[0])
+		snprintf(out, cap, "%s: %s", err.message, err.hint);
+	else
+		snprintf(out, cap, "%s", err.message);
+}
+
+/* One SQL form per filter-taking function; ?1 is the damaged blob and ?2 a
+ * valid filter of the same kind. reads_only: a valid blob must give a row. */
+struct probe {
+	const char *sql;
+	amq_kind kind;
+	bool reads_only;
+};
+
+static const struct probe PROBES[] = {
+    {"SELECT bloom_contains(?1, 7)", AMQ_KIND_BLOOM, true},
+    {"SELECT bloom_add(?1, 7)", AMQ_KIND_BLOOM, true},
+    {"SELECT bloom_add(?1, NULL)", AMQ_KIND_BLOOM, true},
+    {"SELECT bloom_union(?1, ?2)", AMQ_KIND_BLOOM, false},
+    {"SELECT bloom_union(?2, ?1)", AMQ_KIND_BLOOM, false},
+    {"SELECT bloom_intersect(?1, ?2)", AMQ_KIND_BLOOM, false},
+    {"SELECT bloom_intersect(?2, ?1)", AMQ_KIND_BLOOM, false},
+    {"SELECT bloom_union_agg(f) FROM (SELECT ?2 AS f UNION ALL SELECT ?1)", AMQ_KIND_BLOOM, false},
+    {"SELECT bloom_count(?1)", AMQ_KIND_BLOOM, true},
+    {"SELECT bloom_fpr(?1)", AMQ_KIND_BLOOM, true},
+    {"SELECT bloom_info(?1)", AMQ_KIND_BLOOM, true},
+    {"SELECT cuckoo_contains(?1, 7)", AMQ_KIND_CUCKOO, true},
+    {"SELECT cuckoo_count(?1, 7)", AMQ_KIND_CUCKOO, true},
+    {"SELECT cuckoo_add(?1, 7)", AMQ_KIND_CUCKOO, false},
+    {"SELECT cuckoo_delete(?1, 7)", AMQ_KIND_CUCKOO, true},
+    {"SELECT cuckoo_delete(?1, NULL)", AMQ_KIND_CUCKOO, true},
+    {"SELECT cuckoo_info(?1)", AMQ_KIND_CUCKOO, true},
+    /* The non-constant path: the filter is a column, parsed on every row. */
+    {"SELECT bloom_contains(f, v) FROM blobs, (SELECT 7 AS v UNION ALL SELECT 'x')", AMQ_KIND_BLOOM,
+     true},
+    {"SELECT cuckoo_count(f, v) FROM blobs, (SELECT 7 AS v UNION ALL SELECT 'x')", AMQ_KIND_CUCKOO,
+     true},
+};
+#define NPROBES (sizeof(PROBES) / sizeof(PROBES[0]))
+
+/* Runs every probe over b and checks the outcome against core's verdict. */
+static void probe_all(sqlite3_stmt **stmts, const struct blob *b, const struct blob *bloom_ok,
+		      const struct blob *cuckoo_ok, sqlite3_stmt *store)
+{
+	sqlite3_reset(store);
+	sqlite3_bind_blob(store, 1, b->size ? (const void *)b->bytes : "", (int)b->size,
+			  SQLITE_STATIC);
+	CHECK(sqlite3_step(store) == SQLITE_DONE, "storing the blob: %s", sqlite3_errmsg(db));
+
+	for (size_t i = 0; i < NPROBES; i++) {
+		const struct probe *p = &PROBES[i];
+		const struct blob *ok = p->kind == AMQ_KIND_BLOOM ? bloom_ok : cuckoo_ok;
+		char want[512];
+		expected_error(b, p->kind, want, sizeof(want));
+
+		sqlite3_stmt *st = stmts[i];
+		sqlite3_reset(st);
+		sqlite3_bind_blob(st, 1, b->size ? (const void *)b->bytes : "", (int)b->size,
+				  SQLITE_STATIC);
+		if (sqlite3_bind_parameter_count(st) >= 2)
+			sqlite3_bind_blob(st, 2, ok->bytes, (int)ok->size, SQLITE_STATIC);
+		int rc;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+			;
+		CHECK(rc == SQLITE_DONE || rc == SQLITE_ERROR, "%s: step returned %d", p->sql, rc);
+		if (want[0]) {
+			rejected++;
+			CHECK(rc == SQLITE_ERROR && strcmp(sqlite3_errmsg(db), want) == 0,
+			      "%s on a %zu-byte blob: got \"%s\", want \"%s\"", p->sql, b->size,
+			      rc == SQLITE_ERROR ? sqlite3_errmsg(db) : "no error", want);
+		} else if (p->reads_only) {
+			accepted++;
+			CHECK(rc == SQLITE_DONE, "%s on a valid filter: %s", p->sql,
+			      sqlite3_errmsg(db));
+		}
+	}
+}
+
+int main(void)
+{
+	char *errmsg = NULL;
+	if (sqlite3_open(":memory:", &db) != SQLITE_OK ||
+	    sqlite3_amq_init(db, &errmsg, NULL) != SQLITE_OK) {
+		fprintf(stderr, "cannot open the database with amq: %s\n", errmsg);
+		return 1;
+	}
+	struct blob seeds[NSEEDS];
+	for (size_t i = 0; i < NSEEDS; i++)
+		seeds[i] = seed_filter(SEEDS[i]);
+
+	sqlite3_exec(db, "CREATE TABLE blobs(f BLOB)", NULL, NULL, NULL);
+	sqlite3_stmt *store;
+	sqlite3_prepare_v2(db, "REPLACE INTO blobs(rowid, f) VALUES (1, ?1)", -1, &store, NULL);
+	sqlite3_stmt *stmts[NPROBES];
+	for (size_t i = 0; i < NPROBES; i++)
+		if (sqlite3_prepare_v2(db, PROBES[i].sql, -1, &stmts[i], NULL) != SQLITE_OK) {
+			fprintf(stderr, "cannot prepare %s: %s\n", PROBES[i].sql,
+				sqlite3_errmsg(db));
+			return 1;
+		}
+
+	/* Every seed as it is must pass. */
+	for (size_t i = 0; i < NSEEDS; i++)
+		probe_all(stmts, &seeds[i], &seeds[0], &seeds[FIRST_CUCKOO_SEED], store);
+
+	for (int round = 0; round < ROUNDS; round++) {
+		size_t pick = rng() % NSEEDS;
+		struct blob b = damage(&seeds[pick]);
+		/* The partner of a union is the undamaged seed where it has the
+		 * right kind, so the merge code runs on damaged input too. */
+		bool bloom_seed = pick < FIRST_CUCKOO_SEED;
+		probe_all(stmts, &b, &seeds[bloom_seed ? pick : 0],
+			  &seeds[bloom_seed ? FIRST_CUCKOO_SEED : pick], store);
+		free(b.bytes);
+	}
+
+	for (size_t i = 0; i < NPROBES; i++)
+		sqlite3_finalize(stmts[i]);
+	sqlite3_finalize(store);
+	for (size_t i = 0; i < NSEEDS; i++)
+		free(seeds[i].bytes);
+	sqlite3_close(db);
+	printf("sqlite fuzz: %d blobs through %zu function forms: %d calls rejected the blob, "
+	       "%d read it\n",
+	       ROUNDS + (int)NSEEDS, NPROBES, rejected, accepted);
+	return check_summary();
+}
