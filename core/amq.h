@@ -26,6 +26,8 @@
 /* Seed of every filter built through SQL, and of amq_hash(). */
 #define AMQ_DEFAULT_SEED 0
 #define AMQ_BLOOM_MAX_HASHES 30
+/* A blocked filter puts each hash in its own one of the block's 8 words. */
+#define AMQ_BLOOM_BLOCKED_MAX_HASHES 8
 #define AMQ_CUCKOO_SLOTS 4
 #define AMQ_CUCKOO_MIN_FINGERPRINT 4
 #define AMQ_CUCKOO_MAX_FINGERPRINT 32

@@ -7,10 +7,12 @@
  * further position. Positions are 64-bit, so filters past 2^32 bits use every
  * bit. A position equal to an earlier one of the same item moves on to the
  * next bit, so every item sets exactly k distinct bits (the sizing formulas
- * assume it). Blocked: the hash picks one 512-bit block (one cache line) and
- * seeds a 64-bit LCG whose top 9 bits give the k positions in it; arithmetic
- * progressions would be cheaper but, in a space of 512, items sharing a step
- * overlap too often and the measured rate drifts above the model's.
+ * assume it). Blocked: the hash picks one 512-bit block (one cache line) of
+ * eight 64-bit words and a starting word w; hash i (k <= 8) sets one bit in
+ * word (w + i) mod 8, chosen by the top 6 bits of an independent multiply.
+ * The bits are distinct by construction and every word is loaded equally, so
+ * the sizing model (k distinct bits per item, spread evenly) holds, and a
+ * lookup is eight independent loads and masks: no branch, no serial chain.
  */
 #include "internal.h"
 
@@ -66,34 +68,25 @@ static inline bool walk_classic(uint8_t *bits, uint64_t m, uint32_t k, uint64_t 
 	return true;
 }
 
-/*
- * The k distinct positions of an item inside a 512-bit block, as a mask of
- * eight 64-bit words: drawn from the top bits of an LCG (Knuth's MMIX
- * constants) seeded by g. Building the mask in registers first lets a lookup
- * test the whole cache line without a data-dependent branch.
- */
-static inline void blocked_mask(uint64_t mask[8], uint32_t k, uint64_t g)
-{
-	memset(mask, 0, 8 * sizeof(uint64_t));
-	for (uint32_t i = 0; i < k; i++) {
-		uint64_t p = g >> 55;
-		while ((mask[p >> 6] >> (p & 63)) & 1)
-			p = (p + 1) & (BLOCK_BITS - 1);
-		mask[p >> 6] |= 1ULL << (p & 63);
-		g = g * 6364136223846793005ULL + 1442695040888963407ULL;
-	}
-}
+/* Odd multipliers, one per hash of a blocked filter: mix64((i + 1) * golden) | 1. */
+static const uint64_t BLOCK_SALT[AMQ_BLOOM_BLOCKED_MAX_HASHES] = {
+	0x9ca066f1a4ab2eebULL, 0xd30b054265133dd7ULL, 0xd7f1515598b6b983ULL,
+	0x6ae4c48206c1097fULL, 0x2295674ca6a1e887ULL, 0x23828c1ddf82f351ULL,
+	0x3e278dca88014e2bULL, 0x3defdd576ee7b7dbULL};
 
-/* Words are little-endian, so bit p of the block is bit p%64 of word p/64. */
+/* Sets (set) or tests the k bits of g in one 64-byte block; little-endian
+ * words, so bit p of the block is bit p%64 of word p/64. */
 static inline bool walk_blocked(uint8_t *block, uint32_t k, uint64_t g, bool set)
 {
-	uint64_t mask[8], missing = 0;
-	blocked_mask(mask, k, g);
-	for (int w = 0; w < 8; w++) {
-		uint64_t word = amq_load64le(block + 8 * w);
+	uint64_t missing = 0;
+	unsigned start = (unsigned)(g & 7);
+	for (uint32_t i = 0; i < k; i++) {
+		uint8_t *word = block + 8 * ((start + i) & 7);
+		uint64_t bit = 1ULL << ((g * BLOCK_SALT[i]) >> 58);
+		uint64_t value = amq_load64le(word);
 		if (set)
-			amq_store64le(block + 8 * w, word | mask[w]);
-		missing |= mask[w] & ~word;
+			amq_store64le(word, value | bit);
+		missing |= bit & ~value;
 	}
 	return set || missing == 0;
 }

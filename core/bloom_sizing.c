@@ -3,10 +3,10 @@
  *
  * Classic uses the textbook formulas: m = ceil(-n ln p / (ln 2)^2) and
  * k = round((m / n) ln 2), clamped to [1, 30]. A blocked filter needs more
- * bits for the same rate, because items fall unevenly into blocks: its rate is
- * the Poisson mixture over block loads of the rate inside one 512-bit block,
- * and we search for the fewest blocks (and the best k for them) whose rate
- * meets the request. docs/FORMAT.md shows the resulting bits per item.
+ * bits for the same rate, because items fall unevenly into blocks: its rate
+ * is computed exactly for Poisson arrivals (amq_blocked_fpr), and we search
+ * for the fewest blocks, with the best k, whose rate meets the request.
+ * docs/FORMAT.md shows the resulting bits per item.
  */
 #include "internal.h"
 
@@ -17,18 +17,28 @@
 
 double amq_blocked_fpr(double bits_per_item, uint32_t k)
 {
-	/* Items per block ~ Poisson(lambda); a block holding i items has each
-	 * bit clear with probability (1 - k/B)^i, and a query needs k set bits. */
+	/*
+	 * Items reaching one block are Poisson(lambda); with the block's eight
+	 * words each item's start word w is uniform, so the items starting at
+	 * offset d from the query's start word are independent Poisson(lambda/8).
+	 * An item starting at d sets one random bit (chance 1/64 to be the
+	 * query's) in query word t iff (t - d) mod 8 < k. By inclusion-exclusion
+	 * over the set S of query bits required clear:
+	 *   fpr = sum_S (-1)^|S| prod_d exp(-(lambda/8)(1 - (63/64)^c_d(S)))
+	 * where c_d(S) counts the words of S an item starting at d touches.
+	 */
 	double lambda = BLOCK_BITS / bits_per_item;
-	double clear_one = 1.0 - k / BLOCK_BITS;
-	double spread = 12.0 * sqrt(lambda) + 12.0;
-	uint64_t lo = lambda > spread ? (uint64_t)(lambda - spread) : 0;
-	uint64_t hi = (uint64_t)(lambda + spread);
 	double fpr = 0.0;
-	for (uint64_t i = lo; i <= hi; i++) {
-		double log_pmf = -lambda + (double)i * log(lambda) - lgamma((double)i + 1.0);
-		double set = 1.0 - pow(clear_one, (double)i);
-		fpr += exp(log_pmf) * pow(set, (double)k);
+	for (unsigned set = 0; set < (1u << k); set++) {
+		double exponent = 0.0;
+		for (unsigned d = 0; d < 8; d++) {
+			int touched = 0;
+			for (unsigned t = 0; t < k; t++)
+				touched += (set >> t & 1) && ((t - d) & 7) < k;
+			exponent += 1.0 - pow(63.0 / 64.0, touched);
+		}
+		double term = exp(-lambda / 8.0 * exponent);
+		fpr += __builtin_popcount(set) % 2 ? -term : term;
 	}
 	return fpr;
 }
@@ -38,7 +48,7 @@ static double blocked_best(uint64_t n, uint64_t blocks, uint32_t *best_k)
 {
 	double bits_per_item = (double)blocks * BLOCK_BITS / (double)n;
 	double best = 2.0;
-	for (uint32_t k = 1; k <= AMQ_BLOOM_MAX_HASHES; k++) {
+	for (uint32_t k = 1; k <= AMQ_BLOOM_BLOCKED_MAX_HASHES; k++) {
 		double fpr = amq_blocked_fpr(bits_per_item, k);
 		if (fpr < best) {
 			best = fpr;
@@ -116,9 +126,13 @@ amq_status amq_bloom_create_exact(amq_filter *f, amq_layout layout, uint64_t bit
 	if (layout != AMQ_LAYOUT_CLASSIC && layout != AMQ_LAYOUT_BLOCKED)
 		return amq_fail(err, AMQ_INVALID_ARGUMENT, "use 'classic' or 'blocked'",
 		                "unknown bloom layout %d", (int)layout);
-	if (hashes < 1 || hashes > AMQ_BLOOM_MAX_HASHES || bits < hashes)
-		return amq_fail(err, AMQ_INVALID_ARGUMENT, "use 1 to 30 hashes and at least as many bits",
-		                "cannot build a bloom filter of %llu bits with %u hashes",
+	uint32_t max_hashes =
+		layout == AMQ_LAYOUT_BLOCKED ? AMQ_BLOOM_BLOCKED_MAX_HASHES : AMQ_BLOOM_MAX_HASHES;
+	if (hashes < 1 || hashes > max_hashes || bits < hashes)
+		return amq_fail(err, AMQ_INVALID_ARGUMENT,
+		                "use 1 to 30 hashes (8 when blocked) and at least as many bits",
+		                "cannot build a %s bloom filter of %llu bits with %u hashes",
+		                layout == AMQ_LAYOUT_BLOCKED ? "blocked" : "classic",
 		                (unsigned long long)bits, hashes);
 	if (layout == AMQ_LAYOUT_BLOCKED && bits % 512 != 0)
 		return amq_fail(err, AMQ_INVALID_ARGUMENT, "use a multiple of 512 bits",

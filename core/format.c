@@ -87,7 +87,9 @@ amq_status amq_filter_open(amq_filter *f, const void *buf, size_t size, amq_erro
 		if (layout != AMQ_LAYOUT_CLASSIC && layout != AMQ_LAYOUT_BLOCKED)
 			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
 			                "invalid amq filter: unknown bloom layout %u", layout);
-		if (hashes < 1 || hashes > AMQ_BLOOM_MAX_HASHES || hashes > cells)
+		uint32_t max_hashes = layout == AMQ_LAYOUT_BLOCKED ? AMQ_BLOOM_BLOCKED_MAX_HASHES
+		                                                   : AMQ_BLOOM_MAX_HASHES;
+		if (hashes < 1 || hashes > max_hashes || hashes > cells)
 			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
 			                "invalid amq filter: %u hash functions for %llu bits", hashes,
 			                (unsigned long long)cells);

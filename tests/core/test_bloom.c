@@ -141,7 +141,7 @@ static void distinct_positions(void)
 		uint64_t bits;
 		uint32_t k;
 	} cases[] = {{AMQ_LAYOUT_CLASSIC, 30, 30}, {AMQ_LAYOUT_CLASSIC, 64, 30},
-	             {AMQ_LAYOUT_CLASSIC, 9586, 7}, {AMQ_LAYOUT_BLOCKED, 512, 30},
+	             {AMQ_LAYOUT_CLASSIC, 9586, 7}, {AMQ_LAYOUT_BLOCKED, 512, 8},
 	             {AMQ_LAYOUT_BLOCKED, 5120, 8}};
 	for (int c = 0; c < 5; c++) {
 		int wrong = 0;
