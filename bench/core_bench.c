@@ -57,7 +57,7 @@ static result run_once(structure s, uint64_t n)
 		amq_cuckoo_create(&f, n, FPR, 0, A, &err);
 	else
 		amq_bloom_create(&f, n, FPR, s == BLOCKED ? AMQ_LAYOUT_BLOCKED : AMQ_LAYOUT_CLASSIC,
-		                 0, A, &err);
+				 0, A, &err);
 
 	double t0 = now();
 	for (int64_t v = 0; v < (int64_t)n; v++) {
@@ -92,8 +92,8 @@ static result run_once(structure s, uint64_t n)
 		bloom_free(&lb);
 	} else {
 		r.bits_per_item = (s == CUCKOO ? (double)f.cells * AMQ_CUCKOO_SLOTS * f.hashes
-		                                : (double)f.cells) /
-		                  (double)n;
+					       : (double)f.cells) /
+				  (double)n;
 		amq_filter_free(&f, A);
 	}
 	return r;
@@ -110,9 +110,11 @@ int main(int argc, char **argv)
 	}
 	double classic_theory = 1.44 * log2(1.0 / FPR);
 	double cuckoo_theory = (log2(1.0 / FPR) + 3.0) / 0.95;
-	printf("p = %g; medians of %d runs; contains probes half present, half absent.\n", FPR, RUNS);
-	printf("Theory: classic %.2f bits/item (1.44 log2 1/p), cuckoo %.2f ((log2 1/p + 3)/0.95)\n\n",
-	       classic_theory, cuckoo_theory);
+	printf("p = %g; medians of %d runs; contains probes half present, half absent.\n", FPR,
+	       RUNS);
+	printf(
+	    "Theory: classic %.2f bits/item (1.44 log2 1/p), cuckoo %.2f ((log2 1/p + 3)/0.95)\n\n",
+	    classic_theory, cuckoo_theory);
 	printf("| n | structure | ns/add | ns/contains | contains vs libbloom | bits/item | "
 	       "measured fpr |\n|---|---|---|---|---|---|---|\n");
 	for (int i = 0; i < nsizes; i++) {
@@ -130,8 +132,8 @@ int main(int argc, char **argv)
 			med[s].contains_ns = median(contains, RUNS);
 		}
 		for (int s = 0; s < 4; s++)
-			printf("| %.0e | %s | %.1f | %.1f | %.2fx | %.2f | %.4f |\n", (double)sizes[i],
-			       NAMES[s], med[s].add_ns, med[s].contains_ns,
+			printf("| %.0e | %s | %.1f | %.1f | %.2fx | %.2f | %.4f |\n",
+			       (double)sizes[i], NAMES[s], med[s].add_ns, med[s].contains_ns,
 			       med[s].contains_ns / med[LIBBLOOM].contains_ns, med[s].bits_per_item,
 			       med[s].fpr);
 		fflush(stdout);

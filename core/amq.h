@@ -39,11 +39,11 @@ typedef enum amq_status {
 	AMQ_OK = 0,
 	AMQ_INVALID_ARGUMENT, /* bad fpr, capacity, layout, ... (SQLSTATE 22023) */
 	AMQ_INVALID_FILTER,   /* bytes are not a valid filter (22P02) */
-	AMQ_WRONG_KIND,       /* a cuckoo filter where a bloom one is expected (22023) */
+	AMQ_WRONG_KIND,	      /* a cuckoo filter where a bloom one is expected (22023) */
 	AMQ_INCOMPATIBLE,     /* two filters or builders with different parameters (22023) */
 	AMQ_FILTER_FULL,      /* cuckoo add found no free slot (54000) */
-	AMQ_TOO_LARGE,        /* the filter would exceed AMQ_MAX_FILTER_BYTES (54000) */
-	AMQ_NO_MEMORY         /* the allocator returned NULL (53200) */
+	AMQ_TOO_LARGE,	      /* the filter would exceed AMQ_MAX_FILTER_BYTES (54000) */
+	AMQ_NO_MEMORY	      /* the allocator returned NULL (53200) */
 } amq_status;
 
 /* What went wrong, in words the adapters show as they are: message is
@@ -68,7 +68,7 @@ typedef enum amq_kind { AMQ_KIND_BLOOM = 1, AMQ_KIND_CUCKOO = 2 } amq_kind;
 
 typedef enum amq_layout {
 	AMQ_LAYOUT_CLASSIC = 0, /* bloom: k bits anywhere in m; cuckoo: its only layout */
-	AMQ_LAYOUT_BLOCKED = 1  /* bloom: all k bits in one 512-bit block */
+	AMQ_LAYOUT_BLOCKED = 1	/* bloom: all k bits in one 512-bit block */
 } amq_layout;
 
 /*
@@ -82,10 +82,10 @@ typedef struct amq_filter {
 	size_t size;
 	amq_kind kind;
 	amq_layout layout;
-	uint32_t hashes;  /* bloom: k; cuckoo: fingerprint bits f */
+	uint32_t hashes; /* bloom: k; cuckoo: fingerprint bits f */
 	uint64_t seed;
-	uint64_t cells;   /* bloom: bits m; cuckoo: buckets */
-	uint64_t items;   /* values added (bloom: adds; cuckoo: occupied slots) */
+	uint64_t cells;	  /* bloom: bits m; cuckoo: buckets */
+	uint64_t items;	  /* values added (bloom: adds; cuckoo: occupied slots) */
 	uint8_t *payload; /* bytes + AMQ_HEADER_BYTES */
 	uint64_t payload_size;
 } amq_filter;
@@ -94,7 +94,7 @@ typedef struct amq_filter {
 
 /* Fills err (when not NULL) and returns status. printf-style message. */
 amq_status amq_fail(amq_error *err, amq_status status, const char *hint, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 /* ---- value hashing (hash.c, docs/HASHING.md) ---- */
 
@@ -128,7 +128,7 @@ void amq_filter_seal(amq_filter *f);
 amq_status amq_filter_expect(const amq_filter *f, amq_kind kind, amq_error *err);
 /* A new buffer holding a copy of src; dst views it. */
 amq_status amq_filter_clone(amq_filter *dst, const amq_filter *src, const amq_allocator *a,
-                            amq_error *err);
+			    amq_error *err);
 /* Frees a filter whose buffer came from a create/clone call with allocator a. */
 void amq_filter_free(amq_filter *f, const amq_allocator *a);
 /* Describes f as one JSON object; returns the length written (truncated to
@@ -139,14 +139,14 @@ size_t amq_filter_info_json(const amq_filter *f, char *out, size_t cap);
 
 /* Bits and hashes for capacity distinct items at fpr in the given layout. */
 amq_status amq_bloom_size(uint64_t capacity, double fpr, amq_layout layout, uint64_t *bits,
-                          uint32_t *hashes, amq_error *err);
+			  uint32_t *hashes, amq_error *err);
 /* An empty Bloom filter for capacity items at fpr. */
 amq_status amq_bloom_create(amq_filter *f, uint64_t capacity, double fpr, amq_layout layout,
-                            uint64_t seed, const amq_allocator *a, amq_error *err);
+			    uint64_t seed, const amq_allocator *a, amq_error *err);
 /* An empty Bloom filter with exactly these parameters (blocked: bits is a
  * multiple of 512). */
 amq_status amq_bloom_create_exact(amq_filter *f, amq_layout layout, uint64_t bits, uint32_t hashes,
-                                  uint64_t seed, const amq_allocator *a, amq_error *err);
+				  uint64_t seed, const amq_allocator *a, amq_error *err);
 void amq_bloom_add(amq_filter *f, uint64_t hash);
 bool amq_bloom_contains(const amq_filter *f, uint64_t hash);
 /* dst |= src, items summed; AMQ_INCOMPATIBLE unless layout, bits, hashes and seed match. */
@@ -166,12 +166,12 @@ uint32_t amq_cuckoo_fingerprint_bits(double fpr);
 /* Buckets and fingerprint bits for capacity items at fpr; AMQ_TOO_LARGE past
  * the size limit. */
 amq_status amq_cuckoo_size(uint64_t capacity, double fpr, uint64_t *buckets,
-                           uint32_t *fingerprint_bits, amq_error *err);
+			   uint32_t *fingerprint_bits, amq_error *err);
 /* An empty cuckoo filter that holds at least capacity items at fpr. */
 amq_status amq_cuckoo_create(amq_filter *f, uint64_t capacity, double fpr, uint64_t seed,
-                             const amq_allocator *a, amq_error *err);
+			     const amq_allocator *a, amq_error *err);
 amq_status amq_cuckoo_create_exact(amq_filter *f, uint64_t buckets, uint32_t fingerprint_bits,
-                                   uint64_t seed, const amq_allocator *a, amq_error *err);
+				   uint64_t seed, const amq_allocator *a, amq_error *err);
 /* Adds one copy. On AMQ_FILTER_FULL the filter is byte for byte unchanged. */
 amq_status amq_cuckoo_add(amq_filter *f, uint64_t hash, amq_error *err);
 bool amq_cuckoo_contains(const amq_filter *f, uint64_t hash);
@@ -219,16 +219,16 @@ typedef struct amq_builder {
 	double fpr;
 	uint64_t capacity; /* 0: size for the distinct hashes seen */
 	uint64_t seed;
-	uint64_t rows;     /* hashes added, duplicates included */
-	bool streaming;    /* bloom with capacity: filter is live */
+	uint64_t rows;	/* hashes added, duplicates included */
+	bool streaming; /* bloom with capacity: filter is live */
 	amq_filter filter;
 	amq_hashset set;
 	amq_allocator alloc;
 } amq_builder;
 
 amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, double fpr,
-                            uint64_t capacity, uint64_t seed, const amq_allocator *a,
-                            amq_error *err);
+			    uint64_t capacity, uint64_t seed, const amq_allocator *a,
+			    amq_error *err);
 amq_status amq_builder_add(amq_builder *b, uint64_t hash, amq_error *err);
 /* Adds everything other holds into b; AMQ_INCOMPATIBLE if their parameters differ. */
 amq_status amq_builder_merge(amq_builder *b, const amq_builder *other, amq_error *err);
@@ -239,7 +239,7 @@ amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err);
  * the builder's allocator) holds *len bytes. */
 amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq_error *err);
 amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
-                                   const amq_allocator *a, amq_error *err);
+				   const amq_allocator *a, amq_error *err);
 void amq_builder_free(amq_builder *b);
 
 #endif

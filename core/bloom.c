@@ -46,7 +46,7 @@ static inline bool already_chosen(const uint64_t *chosen, uint32_t n, uint64_t p
  * all are set, stopping at the first clear one.
  */
 static inline bool walk_classic(uint8_t *bits, uint64_t m, uint32_t k, uint64_t x, uint64_t y,
-                                bool set)
+				bool set)
 {
 	uint64_t chosen[AMQ_BLOOM_MAX_HASHES];
 	for (uint32_t i = 0; i < k; i++) {
@@ -70,9 +70,8 @@ static inline bool walk_classic(uint8_t *bits, uint64_t m, uint32_t k, uint64_t 
 
 /* Odd multipliers, one per hash of a blocked filter: mix64((i + 1) * golden) | 1. */
 static const uint64_t BLOCK_SALT[AMQ_BLOOM_BLOCKED_MAX_HASHES] = {
-	0x9ca066f1a4ab2eebULL, 0xd30b054265133dd7ULL, 0xd7f1515598b6b983ULL,
-	0x6ae4c48206c1097fULL, 0x2295674ca6a1e887ULL, 0x23828c1ddf82f351ULL,
-	0x3e278dca88014e2bULL, 0x3defdd576ee7b7dbULL};
+    0x9ca066f1a4ab2eebULL, 0xd30b054265133dd7ULL, 0xd7f1515598b6b983ULL, 0x6ae4c48206c1097fULL,
+    0x2295674ca6a1e887ULL, 0x23828c1ddf82f351ULL, 0x3e278dca88014e2bULL, 0x3defdd576ee7b7dbULL};
 
 /* Sets (set) or tests the k bits of g in one 64-byte block; little-endian
  * words, so bit p of the block is bit p%64 of word p/64. */
@@ -102,7 +101,7 @@ static inline bool locate(const amq_filter *f, uint64_t hash, bool set)
 		return walk_blocked(block, f->hashes, second, set);
 	}
 	return walk_classic(f->payload, f->cells, f->hashes, amq_reduce(hash, f->cells),
-	                    amq_reduce(second, f->cells), set);
+			    amq_reduce(second, f->cells), set);
 }
 
 void amq_bloom_add(amq_filter *f, uint64_t hash)
@@ -123,15 +122,16 @@ static amq_status check_compatible(const amq_filter *a, const amq_filter *b, amq
 		return amq_filter_expect(a->kind != AMQ_KIND_BLOOM ? a : b, AMQ_KIND_BLOOM, err);
 	if (a->layout != b->layout || a->cells != b->cells || a->hashes != b->hashes ||
 	    a->seed != b->seed)
-		return amq_fail(err, AMQ_INCOMPATIBLE,
-		                "build both filters with the same capacity, fpr and layout",
-		                "cannot combine bloom filters with different parameters "
-		                "(%s %llu bits, %u hashes, seed %llu vs %s %llu bits, %u hashes, "
-		                "seed %llu)",
-		                a->layout == AMQ_LAYOUT_BLOCKED ? "blocked" : "classic",
-		                (unsigned long long)a->cells, a->hashes, (unsigned long long)a->seed,
-		                b->layout == AMQ_LAYOUT_BLOCKED ? "blocked" : "classic",
-		                (unsigned long long)b->cells, b->hashes, (unsigned long long)b->seed);
+		return amq_fail(
+		    err, AMQ_INCOMPATIBLE,
+		    "build both filters with the same capacity, fpr and layout",
+		    "cannot combine bloom filters with different parameters "
+		    "(%s %llu bits, %u hashes, seed %llu vs %s %llu bits, %u hashes, "
+		    "seed %llu)",
+		    a->layout == AMQ_LAYOUT_BLOCKED ? "blocked" : "classic",
+		    (unsigned long long)a->cells, a->hashes, (unsigned long long)a->seed,
+		    b->layout == AMQ_LAYOUT_BLOCKED ? "blocked" : "classic",
+		    (unsigned long long)b->cells, b->hashes, (unsigned long long)b->seed);
 	return AMQ_OK;
 }
 

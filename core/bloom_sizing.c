@@ -62,11 +62,11 @@ static double blocked_best(uint64_t n, uint64_t blocks, uint32_t *best_k)
 static amq_status too_large(double bytes, amq_error *err)
 {
 	return amq_fail(err, AMQ_TOO_LARGE, "lower the capacity or raise the fpr",
-	                "bloom filter would need %.0f bytes, more than the 1 GiB limit", bytes);
+			"bloom filter would need %.0f bytes, more than the 1 GiB limit", bytes);
 }
 
 amq_status amq_bloom_size(uint64_t capacity, double fpr, amq_layout layout, uint64_t *bits,
-                          uint32_t *hashes, amq_error *err)
+			  uint32_t *hashes, amq_error *err)
 {
 	amq_status st = amq_check_fpr(fpr, err);
 	if (st == AMQ_OK)
@@ -110,7 +110,7 @@ amq_status amq_bloom_size(uint64_t capacity, double fpr, amq_layout layout, uint
 }
 
 amq_status amq_bloom_create(amq_filter *f, uint64_t capacity, double fpr, amq_layout layout,
-                            uint64_t seed, const amq_allocator *a, amq_error *err)
+			    uint64_t seed, const amq_allocator *a, amq_error *err)
 {
 	uint64_t bits;
 	uint32_t hashes;
@@ -121,22 +121,22 @@ amq_status amq_bloom_create(amq_filter *f, uint64_t capacity, double fpr, amq_la
 }
 
 amq_status amq_bloom_create_exact(amq_filter *f, amq_layout layout, uint64_t bits, uint32_t hashes,
-                                  uint64_t seed, const amq_allocator *a, amq_error *err)
+				  uint64_t seed, const amq_allocator *a, amq_error *err)
 {
 	if (layout != AMQ_LAYOUT_CLASSIC && layout != AMQ_LAYOUT_BLOCKED)
 		return amq_fail(err, AMQ_INVALID_ARGUMENT, "use 'classic' or 'blocked'",
-		                "unknown bloom layout %d", (int)layout);
+				"unknown bloom layout %d", (int)layout);
 	uint32_t max_hashes =
-		layout == AMQ_LAYOUT_BLOCKED ? AMQ_BLOOM_BLOCKED_MAX_HASHES : AMQ_BLOOM_MAX_HASHES;
+	    layout == AMQ_LAYOUT_BLOCKED ? AMQ_BLOOM_BLOCKED_MAX_HASHES : AMQ_BLOOM_MAX_HASHES;
 	if (hashes < 1 || hashes > max_hashes || bits < hashes)
 		return amq_fail(err, AMQ_INVALID_ARGUMENT,
-		                "use 1 to 30 hashes (8 when blocked) and at least as many bits",
-		                "cannot build a %s bloom filter of %llu bits with %u hashes",
-		                layout == AMQ_LAYOUT_BLOCKED ? "blocked" : "classic",
-		                (unsigned long long)bits, hashes);
+				"use 1 to 30 hashes (8 when blocked) and at least as many bits",
+				"cannot build a %s bloom filter of %llu bits with %u hashes",
+				layout == AMQ_LAYOUT_BLOCKED ? "blocked" : "classic",
+				(unsigned long long)bits, hashes);
 	if (layout == AMQ_LAYOUT_BLOCKED && bits % 512 != 0)
 		return amq_fail(err, AMQ_INVALID_ARGUMENT, "use a multiple of 512 bits",
-		                "a blocked bloom filter cannot have %llu bits",
-		                (unsigned long long)bits);
+				"a blocked bloom filter cannot have %llu bits",
+				(unsigned long long)bits);
 	return amq_filter_allocate(f, AMQ_KIND_BLOOM, layout, hashes, seed, bits, a, err);
 }

@@ -18,8 +18,8 @@ static const uint8_t STATE_MAGIC[4] = {'A', 'M', 'Q', 'B'};
 
 /* Checks and records the parameters; allocates nothing. */
 static amq_status set_params(amq_builder *b, amq_kind kind, amq_layout layout, double fpr,
-                             uint64_t capacity, uint64_t seed, const amq_allocator *a,
-                             amq_error *err)
+			     uint64_t capacity, uint64_t seed, const amq_allocator *a,
+			     amq_error *err)
 {
 	memset(b, 0, sizeof(*b));
 	b->alloc = *a;
@@ -30,9 +30,10 @@ static amq_status set_params(amq_builder *b, amq_kind kind, amq_layout layout, d
 	if (st != AMQ_OK)
 		return st;
 	if ((kind != AMQ_KIND_BLOOM && kind != AMQ_KIND_CUCKOO) ||
-	    (layout != AMQ_LAYOUT_CLASSIC && !(kind == AMQ_KIND_BLOOM && layout == AMQ_LAYOUT_BLOCKED)))
+	    (layout != AMQ_LAYOUT_CLASSIC &&
+	     !(kind == AMQ_KIND_BLOOM && layout == AMQ_LAYOUT_BLOCKED)))
 		return amq_fail(err, AMQ_INVALID_ARGUMENT, "", "unknown filter kind %d / layout %d",
-		                (int)kind, (int)layout);
+				(int)kind, (int)layout);
 	b->kind = kind;
 	b->layout = layout;
 	b->fpr = fpr;
@@ -43,8 +44,8 @@ static amq_status set_params(amq_builder *b, amq_kind kind, amq_layout layout, d
 }
 
 amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, double fpr,
-                            uint64_t capacity, uint64_t seed, const amq_allocator *a,
-                            amq_error *err)
+			    uint64_t capacity, uint64_t seed, const amq_allocator *a,
+			    amq_error *err)
 {
 	amq_status st = set_params(b, kind, layout, fpr, capacity, seed, a, err);
 	if (st == AMQ_OK && b->streaming)
@@ -72,18 +73,20 @@ amq_status amq_builder_merge(amq_builder *b, const amq_builder *other, amq_error
 {
 	if (b->kind != other->kind || b->layout != other->layout || b->fpr != other->fpr ||
 	    b->capacity != other->capacity || b->seed != other->seed)
-		return amq_fail(err, AMQ_INCOMPATIBLE, "pass the same fpr and capacity on every row",
-		                "cannot merge filter aggregates with different parameters "
-		                "(fpr %g, capacity %llu vs fpr %g, capacity %llu)",
-		                b->fpr, (unsigned long long)b->capacity, other->fpr,
-		                (unsigned long long)other->capacity);
+		return amq_fail(err, AMQ_INCOMPATIBLE,
+				"pass the same fpr and capacity on every row",
+				"cannot merge filter aggregates with different parameters "
+				"(fpr %g, capacity %llu vs fpr %g, capacity %llu)",
+				b->fpr, (unsigned long long)b->capacity, other->fpr,
+				(unsigned long long)other->capacity);
 	b->rows += other->rows;
 	if (b->streaming)
 		return amq_bloom_union_into(&b->filter, &other->filter, err);
 	amq_status st = amq_hashset_reserve(&b->set, other->set.count, err);
 	if (st != AMQ_OK)
 		return st;
-	memcpy(b->set.hashes + b->set.count, other->set.hashes, other->set.count * sizeof(uint64_t));
+	memcpy(b->set.hashes + b->set.count, other->set.hashes,
+	       other->set.count * sizeof(uint64_t));
 	b->set.count += other->set.count;
 	return AMQ_OK;
 }
@@ -154,7 +157,8 @@ amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq
 	}
 	uint8_t *p = b->alloc.alloc(b->alloc.ctx, STATE_HEADER + body);
 	if (p == NULL)
-		return amq_fail(err, AMQ_NO_MEMORY, "", "out of memory serializing a filter aggregate");
+		return amq_fail(err, AMQ_NO_MEMORY, "",
+				"out of memory serializing a filter aggregate");
 	uint64_t fpr_bits;
 	memcpy(&fpr_bits, &b->fpr, sizeof(fpr_bits));
 	memset(p, 0, STATE_HEADER);
@@ -186,7 +190,7 @@ static amq_status bad_state(amq_builder *b, amq_error *err, const char *what)
 }
 
 amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
-                                   const amq_allocator *a, amq_error *err)
+				   const amq_allocator *a, amq_error *err)
 {
 	const uint8_t *p = buf;
 	memset(b, 0, sizeof(*b));
@@ -198,7 +202,7 @@ amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
 	uint64_t fpr_bits = amq_load64le(p + 8);
 	memcpy(&fpr, &fpr_bits, sizeof(fpr));
 	amq_status st = set_params(b, (amq_kind)p[5], (amq_layout)p[6], fpr, amq_load64le(p + 16),
-	                           amq_load64le(p + 24), a, err);
+				   amq_load64le(p + 24), a, err);
 	if (st != AMQ_OK) {
 		amq_builder_free(b);
 		return st;

@@ -135,7 +135,7 @@ static uint64_t ceil_sqrt(uint64_t n)
 }
 
 amq_status amq_cuckoo_size(uint64_t capacity, double fpr, uint64_t *buckets,
-                           uint32_t *fingerprint_bits, amq_error *err)
+			   uint32_t *fingerprint_bits, amq_error *err)
 {
 	amq_status status = amq_check_fpr(fpr, err);
 	if (status != AMQ_OK)
@@ -153,11 +153,11 @@ amq_status amq_cuckoo_size(uint64_t capacity, double fpr, uint64_t *buckets,
 	*fingerprint_bits = amq_cuckoo_fingerprint_bits(fpr);
 	uint64_t payload;
 	return amq_check_size(AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, *fingerprint_bits, *buckets,
-	                      &payload, err);
+			      &payload, err);
 }
 
 amq_status amq_cuckoo_create(amq_filter *f, uint64_t capacity, double fpr, uint64_t seed,
-                             const amq_allocator *a, amq_error *err)
+			     const amq_allocator *a, amq_error *err)
 {
 	uint64_t buckets;
 	uint32_t bits;
@@ -180,7 +180,7 @@ amq_status amq_cuckoo_create_exact(amq_filter *f, uint64_t buckets, uint32_t fin
 				AMQ_CUCKOO_MIN_FINGERPRINT, AMQ_CUCKOO_MAX_FINGERPRINT,
 				fingerprint_bits);
 	return amq_filter_allocate(f, AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, fingerprint_bits, seed,
-	                           buckets, a, err);
+				   buckets, a, err);
 }
 
 amq_status amq_cuckoo_add(amq_filter *f, uint64_t hash, amq_error *err)

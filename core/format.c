@@ -33,7 +33,7 @@ enum {
 #define MAX_CELLS ((uint64_t)1 << 36)
 
 static const char *const NOT_A_FILTER_HINT =
-	"pass a value built by bloom_agg, bloom_new, cuckoo_agg or cuckoo_new";
+    "pass a value built by bloom_agg, bloom_new, cuckoo_agg or cuckoo_new";
 
 uint64_t amq_payload_size(amq_kind kind, amq_layout layout, uint32_t hashes, uint64_t cells)
 {
@@ -66,16 +66,18 @@ amq_status amq_filter_open(amq_filter *f, const void *buf, size_t size, amq_erro
 {
 	const uint8_t *b = buf;
 	if (b == NULL || size < AMQ_HEADER_BYTES)
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-		                "invalid amq filter: a %zu-byte value is shorter than the %d-byte header",
-		                b == NULL ? (size_t)0 : size, AMQ_HEADER_BYTES);
+		return amq_fail(
+		    err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+		    "invalid amq filter: a %zu-byte value is shorter than the %d-byte header",
+		    b == NULL ? (size_t)0 : size, AMQ_HEADER_BYTES);
 	if (memcmp(b + OFF_MAGIC, MAGIC, sizeof(MAGIC)) != 0)
 		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-		                "invalid amq filter: bad magic bytes");
+				"invalid amq filter: bad magic bytes");
 	if (b[OFF_VERSION] != AMQ_FORMAT_VERSION)
-		return amq_fail(err, AMQ_INVALID_FILTER, "rebuild the filter with this version of amq",
-		                "unsupported amq filter format version %u (this build reads version %d)",
-		                b[OFF_VERSION], AMQ_FORMAT_VERSION);
+		return amq_fail(
+		    err, AMQ_INVALID_FILTER, "rebuild the filter with this version of amq",
+		    "unsupported amq filter format version %u (this build reads version %d)",
+		    b[OFF_VERSION], AMQ_FORMAT_VERSION);
 
 	uint8_t kind = b[OFF_KIND], layout = b[OFF_LAYOUT], hashes = b[OFF_HASHES];
 	uint64_t cells = amq_load64le(b + OFF_CELLS);
@@ -86,54 +88,56 @@ amq_status amq_filter_open(amq_filter *f, const void *buf, size_t size, amq_erro
 	if (kind == AMQ_KIND_BLOOM) {
 		if (layout != AMQ_LAYOUT_CLASSIC && layout != AMQ_LAYOUT_BLOCKED)
 			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-			                "invalid amq filter: unknown bloom layout %u", layout);
+					"invalid amq filter: unknown bloom layout %u", layout);
 		uint32_t max_hashes = layout == AMQ_LAYOUT_BLOCKED ? AMQ_BLOOM_BLOCKED_MAX_HASHES
-		                                                   : AMQ_BLOOM_MAX_HASHES;
+								   : AMQ_BLOOM_MAX_HASHES;
 		if (hashes < 1 || hashes > max_hashes || hashes > cells)
 			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-			                "invalid amq filter: %u hash functions for %llu bits", hashes,
-			                (unsigned long long)cells);
+					"invalid amq filter: %u hash functions for %llu bits",
+					hashes, (unsigned long long)cells);
 		if (slots != 0)
 			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-			                "invalid amq filter: bloom header has a bucket size");
+					"invalid amq filter: bloom header has a bucket size");
 	} else if (kind == AMQ_KIND_CUCKOO) {
 		if (layout != AMQ_LAYOUT_CLASSIC)
 			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-			                "invalid amq filter: unknown cuckoo layout %u", layout);
+					"invalid amq filter: unknown cuckoo layout %u", layout);
 		if (hashes < AMQ_CUCKOO_MIN_FINGERPRINT || hashes > AMQ_CUCKOO_MAX_FINGERPRINT)
 			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-			                "invalid amq filter: %u-bit fingerprints", hashes);
+					"invalid amq filter: %u-bit fingerprints", hashes);
 		if (slots != AMQ_CUCKOO_SLOTS)
 			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-			                "invalid amq filter: %u slots per bucket", slots);
+					"invalid amq filter: %u slots per bucket", slots);
 		if (cells <= MAX_CELLS && items > cells * AMQ_CUCKOO_SLOTS)
 			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-			                "invalid amq filter: %llu items in %llu slots",
-			                (unsigned long long)items,
-			                (unsigned long long)(cells * AMQ_CUCKOO_SLOTS));
+					"invalid amq filter: %llu items in %llu slots",
+					(unsigned long long)items,
+					(unsigned long long)(cells * AMQ_CUCKOO_SLOTS));
 	} else {
 		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-		                "invalid amq filter: unknown kind %u", kind);
+				"invalid amq filter: unknown kind %u", kind);
 	}
 	for (int i = OFF_RESERVED; i < OFF_CHECKSUM; i++)
 		if (b[i] != 0)
 			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-			                "invalid amq filter: reserved header bytes are not zero");
+					"invalid amq filter: reserved header bytes are not zero");
 
 	uint64_t expected = amq_payload_size(kind, layout, hashes, cells);
 	if (expected == 0)
 		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-		                "invalid amq filter: impossible size of %llu %s",
-		                (unsigned long long)cells, kind == AMQ_KIND_BLOOM ? "bits" : "buckets");
+				"invalid amq filter: impossible size of %llu %s",
+				(unsigned long long)cells,
+				kind == AMQ_KIND_BLOOM ? "bits" : "buckets");
 	if (payload_size != expected)
 		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-		                "invalid amq filter: header gives %llu payload bytes where its "
-		                "parameters need %llu",
-		                (unsigned long long)payload_size, (unsigned long long)expected);
+				"invalid amq filter: header gives %llu payload bytes where its "
+				"parameters need %llu",
+				(unsigned long long)payload_size, (unsigned long long)expected);
 	if (size - AMQ_HEADER_BYTES != payload_size)
-		return amq_fail(err, AMQ_INVALID_FILTER, "the value was truncated or padded; rebuild it",
-		                "invalid amq filter: %zu bytes where the header needs %llu", size,
-		                (unsigned long long)(payload_size + AMQ_HEADER_BYTES));
+		return amq_fail(err, AMQ_INVALID_FILTER,
+				"the value was truncated or padded; rebuild it",
+				"invalid amq filter: %zu bytes where the header needs %llu", size,
+				(unsigned long long)(payload_size + AMQ_HEADER_BYTES));
 
 	f->bytes = (uint8_t *)b;
 	f->size = size;
@@ -175,24 +179,24 @@ amq_status amq_filter_verify(const amq_filter *f, amq_error *err)
 {
 	if (checksum(f->bytes, f->payload_size) != amq_load64le(f->bytes + OFF_CHECKSUM))
 		return amq_fail(err, AMQ_INVALID_FILTER,
-		                "the stored bytes were damaged or edited; rebuild the filter",
-		                "invalid amq filter: checksum mismatch");
+				"the stored bytes were damaged or edited; rebuild the filter",
+				"invalid amq filter: checksum mismatch");
 	if (f->kind == AMQ_KIND_BLOOM) {
 		if (!tail_is_zero(f, f->cells))
 			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-			                "invalid amq filter: bits set past the end of the filter");
+					"invalid amq filter: bits set past the end of the filter");
 		return AMQ_OK;
 	}
 	uint64_t slots = f->cells * AMQ_CUCKOO_SLOTS, occupied = 0;
 	if (!tail_is_zero(f, slots * f->hashes))
 		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-		                "invalid amq filter: bits set past the last cuckoo slot");
+				"invalid amq filter: bits set past the last cuckoo slot");
 	for (uint64_t s = 0; s < slots; s++)
 		occupied += cuckoo_slot(f, s) != 0;
 	if (occupied != f->items)
 		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-		                "invalid amq filter: header counts %llu items, slots hold %llu",
-		                (unsigned long long)f->items, (unsigned long long)occupied);
+				"invalid amq filter: header counts %llu items, slots hold %llu",
+				(unsigned long long)f->items, (unsigned long long)occupied);
 	return AMQ_OK;
 }
 
@@ -218,29 +222,30 @@ amq_status amq_filter_expect(const amq_filter *f, amq_kind kind, amq_error *err)
 	if (f->kind == kind)
 		return AMQ_OK;
 	if (kind == AMQ_KIND_BLOOM)
-		return amq_fail(err, AMQ_WRONG_KIND, "use the cuckoo_* functions for cuckoo filters",
-		                "expected a bloom filter, got a cuckoo filter");
+		return amq_fail(err, AMQ_WRONG_KIND,
+				"use the cuckoo_* functions for cuckoo filters",
+				"expected a bloom filter, got a cuckoo filter");
 	return amq_fail(err, AMQ_WRONG_KIND, "use the bloom_* functions for bloom filters",
-	                "expected a cuckoo filter, got a bloom filter");
+			"expected a cuckoo filter, got a bloom filter");
 }
 
 amq_status amq_check_size(amq_kind kind, amq_layout layout, uint32_t hashes, uint64_t cells,
-                          uint64_t *payload_size, amq_error *err)
+			  uint64_t *payload_size, amq_error *err)
 {
 	*payload_size = amq_payload_size(kind, layout, hashes, cells);
 	if (*payload_size != 0 && *payload_size <= AMQ_MAX_FILTER_BYTES - AMQ_HEADER_BYTES)
 		return AMQ_OK;
 	/* The payload size is 0 when the cell count alone is past any limit. */
 	double bits =
-		kind == AMQ_KIND_BLOOM ? (double)cells : (double)cells * AMQ_CUCKOO_SLOTS * hashes;
+	    kind == AMQ_KIND_BLOOM ? (double)cells : (double)cells * AMQ_CUCKOO_SLOTS * hashes;
 	return amq_fail(err, AMQ_TOO_LARGE, "lower the capacity or raise the fpr",
-	                "%s filter would need %.0f bytes, more than the 1 GiB limit",
-	                kind == AMQ_KIND_BLOOM ? "bloom" : "cuckoo", bits / 8.0 + AMQ_HEADER_BYTES);
+			"%s filter would need %.0f bytes, more than the 1 GiB limit",
+			kind == AMQ_KIND_BLOOM ? "bloom" : "cuckoo", bits / 8.0 + AMQ_HEADER_BYTES);
 }
 
 amq_status amq_filter_allocate(amq_filter *f, amq_kind kind, amq_layout layout, uint32_t hashes,
-                               uint64_t seed, uint64_t cells, const amq_allocator *a,
-                               amq_error *err)
+			       uint64_t seed, uint64_t cells, const amq_allocator *a,
+			       amq_error *err)
 {
 	uint64_t payload_size;
 	amq_status st = amq_check_size(kind, layout, hashes, cells, &payload_size, err);
@@ -249,8 +254,8 @@ amq_status amq_filter_allocate(amq_filter *f, amq_kind kind, amq_layout layout, 
 	size_t size = AMQ_HEADER_BYTES + (size_t)payload_size;
 	uint8_t *bytes = a->alloc(a->ctx, size);
 	if (bytes == NULL)
-		return amq_fail(err, AMQ_NO_MEMORY, "", "out of memory allocating a %zu-byte filter",
-		                size);
+		return amq_fail(err, AMQ_NO_MEMORY, "",
+				"out of memory allocating a %zu-byte filter", size);
 	memset(bytes, 0, size);
 	f->bytes = bytes;
 	f->size = size;
@@ -267,12 +272,12 @@ amq_status amq_filter_allocate(amq_filter *f, amq_kind kind, amq_layout layout, 
 }
 
 amq_status amq_filter_clone(amq_filter *dst, const amq_filter *src, const amq_allocator *a,
-                            amq_error *err)
+			    amq_error *err)
 {
 	uint8_t *bytes = a->alloc(a->ctx, src->size);
 	if (bytes == NULL)
 		return amq_fail(err, AMQ_NO_MEMORY, "", "out of memory copying a %zu-byte filter",
-		                src->size);
+				src->size);
 	memcpy(bytes, src->bytes, src->size);
 	*dst = *src;
 	dst->bytes = bytes;
@@ -293,25 +298,25 @@ size_t amq_filter_info_json(const amq_filter *f, char *out, size_t cap)
 	int n;
 	if (f->kind == AMQ_KIND_BLOOM) {
 		double estimate = amq_bloom_estimate_items(f);
-		n = snprintf(out, cap,
-		             "{\"kind\":\"bloom\",\"layout\":\"%s\",\"bits\":%llu,\"hashes\":%u,"
-		             "\"items\":%llu,\"bytes\":%zu,\"bits_set\":%llu,\"estimated_items\":%.0f,"
-		             "\"expected_fpr\":%.6g,\"seed\":%llu,\"format_version\":%d}",
-		             f->layout == AMQ_LAYOUT_BLOCKED ? "blocked" : "classic",
-		             (unsigned long long)f->cells, f->hashes, (unsigned long long)f->items,
-		             f->size, (unsigned long long)amq_bloom_bits_set(f), estimate,
-		             amq_bloom_expected_fpr(f), (unsigned long long)f->seed,
-		             AMQ_FORMAT_VERSION);
+		n = snprintf(
+		    out, cap,
+		    "{\"kind\":\"bloom\",\"layout\":\"%s\",\"bits\":%llu,\"hashes\":%u,"
+		    "\"items\":%llu,\"bytes\":%zu,\"bits_set\":%llu,\"estimated_items\":%.0f,"
+		    "\"expected_fpr\":%.6g,\"seed\":%llu,\"format_version\":%d}",
+		    f->layout == AMQ_LAYOUT_BLOCKED ? "blocked" : "classic",
+		    (unsigned long long)f->cells, f->hashes, (unsigned long long)f->items, f->size,
+		    (unsigned long long)amq_bloom_bits_set(f), estimate, amq_bloom_expected_fpr(f),
+		    (unsigned long long)f->seed, AMQ_FORMAT_VERSION);
 	} else {
-		n = snprintf(out, cap,
-		             "{\"kind\":\"cuckoo\",\"buckets\":%llu,\"slots\":%d,\"fingerprint_bits\":%u,"
-		             "\"total_slots\":%llu,\"items\":%llu,\"load_factor\":%.6g,\"bytes\":%zu,"
-		             "\"expected_fpr\":%.6g,\"seed\":%llu,\"format_version\":%d}",
-		             (unsigned long long)f->cells, AMQ_CUCKOO_SLOTS, f->hashes,
-		             (unsigned long long)(f->cells * AMQ_CUCKOO_SLOTS),
-		             (unsigned long long)f->items, amq_cuckoo_load(f), f->size,
-		             amq_cuckoo_expected_fpr(f), (unsigned long long)f->seed,
-		             AMQ_FORMAT_VERSION);
+		n = snprintf(
+		    out, cap,
+		    "{\"kind\":\"cuckoo\",\"buckets\":%llu,\"slots\":%d,\"fingerprint_bits\":%u,"
+		    "\"total_slots\":%llu,\"items\":%llu,\"load_factor\":%.6g,\"bytes\":%zu,"
+		    "\"expected_fpr\":%.6g,\"seed\":%llu,\"format_version\":%d}",
+		    (unsigned long long)f->cells, AMQ_CUCKOO_SLOTS, f->hashes,
+		    (unsigned long long)(f->cells * AMQ_CUCKOO_SLOTS), (unsigned long long)f->items,
+		    amq_cuckoo_load(f), f->size, amq_cuckoo_expected_fpr(f),
+		    (unsigned long long)f->seed, AMQ_FORMAT_VERSION);
 	}
 	if (n < 0)
 		n = 0;

@@ -63,7 +63,7 @@ uint64_t amq_hash_double(double value, uint64_t seed)
 	if (value != value) {
 		bits = 0x7ff8000000000000ULL; /* the one canonical quiet NaN */
 	} else if (value >= -9223372036854775808.0 && value < 9223372036854775808.0 &&
-	           (double)(int64_t)value == value) {
+		   (double)(int64_t)value == value) {
 		/* Integral and within int64 (this includes -0.0): SQL says 3 = 3.0. */
 		return amq_hash_int((int64_t)value, seed);
 	} else {

@@ -95,7 +95,7 @@ amq_status amq_hashset_reserve(amq_hashset *s, size_t extra, amq_error *err)
 	uint64_t *grown = s->alloc.alloc(s->alloc.ctx, capacity * sizeof(uint64_t));
 	if (grown == NULL)
 		return amq_fail(err, AMQ_NO_MEMORY, "pass a capacity so the filter streams instead",
-		                "out of memory collecting %zu distinct hashes", s->count);
+				"out of memory collecting %zu distinct hashes", s->count);
 	if (s->count > 0)
 		memcpy(grown, s->hashes, s->count * sizeof(uint64_t));
 	if (s->hashes != NULL)

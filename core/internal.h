@@ -54,7 +54,7 @@ static inline uint64_t amq_mix64(uint64_t x)
 /* The payload size of a filter with these parameters, or AMQ_TOO_LARGE (with
  * the one message every "too large" uses) past AMQ_MAX_FILTER_BYTES. */
 amq_status amq_check_size(amq_kind kind, amq_layout layout, uint32_t hashes, uint64_t cells,
-                          uint64_t *payload_size, amq_error *err);
+			  uint64_t *payload_size, amq_error *err);
 
 /*
  * Allocates a zeroed filter with these parameters, points f at it and seals
@@ -62,8 +62,8 @@ amq_status amq_check_size(amq_kind kind, amq_layout layout, uint32_t hashes, uin
  * does.
  */
 amq_status amq_filter_allocate(amq_filter *f, amq_kind kind, amq_layout layout, uint32_t hashes,
-                               uint64_t seed, uint64_t cells, const amq_allocator *a,
-                               amq_error *err);
+			       uint64_t seed, uint64_t cells, const amq_allocator *a,
+			       amq_error *err);
 
 /* Payload bytes a filter with these parameters must have (0 if impossible). */
 uint64_t amq_payload_size(amq_kind kind, amq_layout layout, uint32_t hashes, uint64_t cells);

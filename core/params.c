@@ -11,8 +11,8 @@ amq_status amq_check_fpr(double fpr, amq_error *err)
 	/* Written so that NaN fails too. */
 	if (!(fpr > 0.0 && fpr < 1.0))
 		return amq_fail(err, AMQ_INVALID_ARGUMENT,
-		                "pass a false-positive rate such as 0.01 for 1%",
-		                "fpr must be between 0 and 1 (exclusive), got %g", fpr);
+				"pass a false-positive rate such as 0.01 for 1%",
+				"fpr must be between 0 and 1 (exclusive), got %g", fpr);
 	return AMQ_OK;
 }
 
@@ -20,8 +20,8 @@ amq_status amq_check_capacity(int64_t capacity, amq_error *err)
 {
 	if (capacity < 1)
 		return amq_fail(err, AMQ_INVALID_ARGUMENT,
-		                "pass the number of distinct values the filter must hold",
-		                "capacity must be at least 1, got %lld", (long long)capacity);
+				"pass the number of distinct values the filter must hold",
+				"capacity must be at least 1, got %lld", (long long)capacity);
 	return AMQ_OK;
 }
 
@@ -36,5 +36,5 @@ amq_status amq_parse_layout(const char *name, size_t len, amq_layout *out, amq_e
 		return AMQ_OK;
 	}
 	return amq_fail(err, AMQ_INVALID_ARGUMENT, "use 'classic' or 'blocked'",
-	                "unknown bloom layout '%.*s'", (int)(len > 64 ? 64 : len), name);
+			"unknown bloom layout '%.*s'", (int)(len > 64 ? 64 : len), name);
 }

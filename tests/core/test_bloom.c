@@ -51,8 +51,8 @@ static void measured_fpr(amq_layout layout, const char *name)
 		CHECK(fpr <= 1.15 * rates[r], "%s p=%g: measured %.5f", name, rates[r], fpr);
 		if (layout == AMQ_LAYOUT_CLASSIC) {
 			double theory = 1.44 * log2(1.0 / rates[r]);
-			CHECK(fabs(bpi / theory - 1.0) < 0.02, "classic bits/item %.3f vs %.3f", bpi,
-			      theory);
+			CHECK(fabs(bpi / theory - 1.0) < 0.02, "classic bits/item %.3f vs %.3f",
+			      bpi, theory);
 		}
 		double expected = amq_bloom_expected_fpr(&f);
 		CHECK(fabs(expected / fpr - 1.0) < 0.25, "%s expected_fpr %.5f vs measured %.5f",
@@ -70,14 +70,14 @@ static void seed_table(void)
 	const struct {
 		unsigned bits_per_item, k;
 		double fpr;
-	} table[] = {{4, 3, 0.147}, {6, 4, 0.0561}, {8, 6, 0.0216},
-	             {10, 7, 0.00819}, {12, 8, 0.00314}, {16, 11, 0.000458}};
+	} table[] = {{4, 3, 0.147},    {6, 4, 0.0561},	 {8, 6, 0.0216},
+		     {10, 7, 0.00819}, {12, 8, 0.00314}, {16, 11, 0.000458}};
 	uint64_t n = 1000000 / SCALE;
 	for (int t = 0; t < 6; t++) {
 		amq_filter f;
 		amq_error err;
 		CHECK(amq_bloom_create_exact(&f, AMQ_LAYOUT_CLASSIC, n * table[t].bits_per_item,
-		                             table[t].k, 0, A, &err) == AMQ_OK,
+					     table[t].k, 0, A, &err) == AMQ_OK,
 		      "%s", err.message);
 		uint64_t misses;
 		double fpr = measure(&f, n, &misses);
@@ -97,39 +97,41 @@ static void sizing(void)
 	uint32_t k;
 	amq_error err;
 	CHECK(amq_bloom_size(1000, 0.01, AMQ_LAYOUT_CLASSIC, &bits, &k, &err) == AMQ_OK, "size");
-	CHECK(bits == 9586 && k == 7, "n=1000 p=0.01: %llu bits %u hashes", (unsigned long long)bits,
-	      k);
-	CHECK(amq_bloom_size(1000000, 0.001, AMQ_LAYOUT_CLASSIC, &bits, &k, &err) == AMQ_OK, "size");
+	CHECK(bits == 9586 && k == 7, "n=1000 p=0.01: %llu bits %u hashes",
+	      (unsigned long long)bits, k);
+	CHECK(amq_bloom_size(1000000, 0.001, AMQ_LAYOUT_CLASSIC, &bits, &k, &err) == AMQ_OK,
+	      "size");
 	CHECK(bits == 14377588 && k == 10, "n=1M p=0.001: %llu bits %u hashes",
 	      (unsigned long long)bits, k);
 	CHECK(amq_bloom_size(1, 1e-300, AMQ_LAYOUT_CLASSIC, &bits, &k, &err) == AMQ_OK && k == 30,
 	      "k is clamped to 30 (got %u)", k);
 	CHECK(amq_bloom_size(1000, 0.01, AMQ_LAYOUT_BLOCKED, &bits, &k, &err) == AMQ_OK &&
-	              bits % 512 == 0 && bits > 9586,
+		  bits % 512 == 0 && bits > 9586,
 	      "blocked needs more bits, in whole blocks (%llu)", (unsigned long long)bits);
 	CHECK(amq_bloom_size(1000, 0.0, AMQ_LAYOUT_CLASSIC, &bits, &k, &err) ==
-	              AMQ_INVALID_ARGUMENT,
+		  AMQ_INVALID_ARGUMENT,
 	      "fpr 0 rejected");
 	CHECK(strcmp(err.message, "fpr must be between 0 and 1 (exclusive), got 0") == 0, "%s",
 	      err.message);
 	CHECK(amq_bloom_size(1000, NAN, AMQ_LAYOUT_CLASSIC, &bits, &k, &err) ==
-	              AMQ_INVALID_ARGUMENT,
+		  AMQ_INVALID_ARGUMENT,
 	      "fpr NaN rejected");
 	CHECK(amq_bloom_size(1000, 1.0, AMQ_LAYOUT_CLASSIC, &bits, &k, &err) ==
-	              AMQ_INVALID_ARGUMENT,
+		  AMQ_INVALID_ARGUMENT,
 	      "fpr 1 rejected");
 	CHECK(amq_bloom_size(0, 0.01, AMQ_LAYOUT_CLASSIC, &bits, &k, &err) == AMQ_INVALID_ARGUMENT,
 	      "capacity 0 rejected");
 	CHECK(strcmp(err.message, "capacity must be at least 1, got 0") == 0, "%s", err.message);
 	amq_filter f;
 	CHECK(amq_bloom_create(&f, 2000000000000ULL, 0.01, AMQ_LAYOUT_CLASSIC, 0, A, &err) ==
-	              AMQ_TOO_LARGE,
+		  AMQ_TOO_LARGE,
 	      "a 2.4 TB filter is refused");
-	CHECK(strcmp(err.message, "bloom filter would need 2396264594408 bytes, more than the 1 GiB "
-	                          "limit") == 0,
+	CHECK(strcmp(err.message,
+		     "bloom filter would need 2396264594408 bytes, more than the 1 GiB "
+		     "limit") == 0,
 	      "%s", err.message);
 	CHECK(amq_bloom_create(&f, 880000000ULL, 0.01, AMQ_LAYOUT_BLOCKED, 0, A, &err) ==
-	              AMQ_TOO_LARGE,
+		  AMQ_TOO_LARGE,
 	      "blocked too large refused: %s", err.message);
 }
 
@@ -140,16 +142,18 @@ static void distinct_positions(void)
 		amq_layout layout;
 		uint64_t bits;
 		uint32_t k;
-	} cases[] = {{AMQ_LAYOUT_CLASSIC, 30, 30}, {AMQ_LAYOUT_CLASSIC, 64, 30},
-	             {AMQ_LAYOUT_CLASSIC, 9586, 7}, {AMQ_LAYOUT_BLOCKED, 512, 8},
-	             {AMQ_LAYOUT_BLOCKED, 5120, 8}};
+	} cases[] = {{AMQ_LAYOUT_CLASSIC, 30, 30},
+		     {AMQ_LAYOUT_CLASSIC, 64, 30},
+		     {AMQ_LAYOUT_CLASSIC, 9586, 7},
+		     {AMQ_LAYOUT_BLOCKED, 512, 8},
+		     {AMQ_LAYOUT_BLOCKED, 5120, 8}};
 	for (int c = 0; c < 5; c++) {
 		int wrong = 0;
 		for (int64_t v = 0; v < 2000; v++) {
 			amq_filter f;
 			amq_error err;
-			if (amq_bloom_create_exact(&f, cases[c].layout, cases[c].bits, cases[c].k, 0, A,
-			                           &err) != AMQ_OK)
+			if (amq_bloom_create_exact(&f, cases[c].layout, cases[c].bits, cases[c].k,
+						   0, A, &err) != AMQ_OK)
 				break;
 			amq_bloom_add(&f, amq_hash_int(v, 0));
 			wrong += amq_bloom_bits_set(&f) != cases[c].k;
@@ -197,8 +201,8 @@ static void set_operations(void)
 	amq_bloom_create(&other, 20000, 0.01, AMQ_LAYOUT_CLASSIC, 0, A, &err);
 	CHECK(amq_bloom_union_into(&a, &other, &err) == AMQ_INCOMPATIBLE, "mismatched m refused");
 	CHECK(strcmp(err.message, "cannot combine bloom filters with different parameters (classic "
-	                          "95851 bits, 7 hashes, seed 0 vs classic 191702 bits, 7 hashes, "
-	                          "seed 0)") == 0,
+				  "95851 bits, 7 hashes, seed 0 vs classic 191702 bits, 7 hashes, "
+				  "seed 0)") == 0,
 	      "%s", err.message);
 	CHECK(strcmp(err.hint, "build both filters with the same capacity, fpr and layout") == 0,
 	      "%s", err.hint);

@@ -21,11 +21,11 @@ typedef struct {
 } config;
 
 static const config CONFIGS[] = {
-	{AMQ_KIND_BLOOM, AMQ_LAYOUT_CLASSIC, 0, "bloom classic"},
-	{AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED, 0, "bloom blocked"},
-	{AMQ_KIND_BLOOM, AMQ_LAYOUT_CLASSIC, 30000, "bloom streaming"},
-	{AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, 0, "cuckoo"},
-	{AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, 30000, "cuckoo with capacity"},
+    {AMQ_KIND_BLOOM, AMQ_LAYOUT_CLASSIC, 0, "bloom classic"},
+    {AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED, 0, "bloom blocked"},
+    {AMQ_KIND_BLOOM, AMQ_LAYOUT_CLASSIC, 30000, "bloom streaming"},
+    {AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, 0, "cuckoo"},
+    {AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, 30000, "cuckoo with capacity"},
 };
 
 /* Rows: N distinct values, each twice, so duplicates are present. */
@@ -49,8 +49,8 @@ static amq_filter build(const config *c, const size_t *perm, size_t rows, int pa
 		size_t len;
 		amq_builder copy;
 		CHECK(amq_builder_serialize(&b[p], &state, &len, &err) == AMQ_OK, "serialize");
-		CHECK(amq_builder_deserialize(&copy, state, len, A, &err) == AMQ_OK, "deserialize: %s",
-		      err.message);
+		CHECK(amq_builder_deserialize(&copy, state, len, A, &err) == AMQ_OK,
+		      "deserialize: %s", err.message);
 		free(state);
 		CHECK(amq_builder_merge(&b[0], &copy, &err) == AMQ_OK, "merge: %s", err.message);
 		amq_builder_free(&copy);
@@ -79,18 +79,20 @@ static void order_and_split_independence(void)
 		for (int parts = 1; parts <= 4; parts++) {
 			amq_filter f = build(&CONFIGS[c], perm, rows, parts);
 			CHECK(f.size == ref.size && memcmp(f.bytes, ref.bytes, f.size) == 0,
-			      "%s: shuffled rows in %d parts give other bytes", CONFIGS[c].name, parts);
+			      "%s: shuffled rows in %d parts give other bytes", CONFIGS[c].name,
+			      parts);
 			amq_filter_free(&f, A);
 		}
 		int missing = 0;
 		for (int64_t v = 0; v < N; v++)
-			missing += ref.kind == AMQ_KIND_BLOOM ? !amq_bloom_contains(&ref, amq_hash_int(v, 0))
-			                                      : !amq_cuckoo_contains(&ref, amq_hash_int(v, 0));
+			missing += ref.kind == AMQ_KIND_BLOOM
+				       ? !amq_bloom_contains(&ref, amq_hash_int(v, 0))
+				       : !amq_cuckoo_contains(&ref, amq_hash_int(v, 0));
 		CHECK(missing == 0, "%s lost %d values", CONFIGS[c].name, missing);
 		amq_error err;
 		amq_filter check;
 		CHECK(amq_filter_open(&check, ref.bytes, ref.size, &err) == AMQ_OK &&
-		              amq_filter_verify(&check, &err) == AMQ_OK,
+			  amq_filter_verify(&check, &err) == AMQ_OK,
 		      "%s result is sealed", CONFIGS[c].name);
 		amq_filter_free(&ref, A);
 	}
@@ -133,25 +135,25 @@ static void empty_and_errors(void)
 	amq_error err;
 	amq_filter f;
 	for (int kind = AMQ_KIND_BLOOM; kind <= AMQ_KIND_CUCKOO; kind++) {
-		CHECK(amq_builder_init(&b, (amq_kind)kind, AMQ_LAYOUT_CLASSIC, 0.01, 0, 0, A, &err) ==
-		              AMQ_OK,
+		CHECK(amq_builder_init(&b, (amq_kind)kind, AMQ_LAYOUT_CLASSIC, 0.01, 0, 0, A,
+				       &err) == AMQ_OK,
 		      "init");
 		CHECK(amq_builder_finish(&b, &f, &err) == AMQ_OK && f.items == 0, "empty filter");
 		CHECK(kind == AMQ_KIND_BLOOM ? !amq_bloom_contains(&f, amq_hash_int(1, 0))
-		                             : !amq_cuckoo_contains(&f, amq_hash_int(1, 0)),
+					     : !amq_cuckoo_contains(&f, amq_hash_int(1, 0)),
 		      "empty filter contains nothing");
 		amq_filter_free(&f, A);
 		amq_builder_free(&b);
 	}
 	CHECK(amq_builder_init(&b, AMQ_KIND_BLOOM, AMQ_LAYOUT_CLASSIC, 1.5, 0, 0, A, &err) ==
-	              AMQ_INVALID_ARGUMENT,
+		  AMQ_INVALID_ARGUMENT,
 	      "bad fpr refused");
 	amq_builder_free(&b);
 	amq_builder_init(&b, AMQ_KIND_BLOOM, AMQ_LAYOUT_CLASSIC, 0.01, 0, 0, A, &err);
 	amq_builder_init(&other, AMQ_KIND_BLOOM, AMQ_LAYOUT_CLASSIC, 0.05, 0, 0, A, &err);
 	CHECK(amq_builder_merge(&b, &other, &err) == AMQ_INCOMPATIBLE, "fpr mismatch refused");
 	CHECK(strcmp(err.message, "cannot merge filter aggregates with different parameters (fpr "
-	                          "0.01, capacity 0 vs fpr 0.05, capacity 0)") == 0,
+				  "0.01, capacity 0 vs fpr 0.05, capacity 0)") == 0,
 	      "%s", err.message);
 	amq_builder_free(&other);
 

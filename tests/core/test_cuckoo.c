@@ -182,8 +182,8 @@ static void test_fingerprint_bits(void)
 	}
 }
 
-/* Bucket counts are b = ceil(capacity / 3.8) plus ceil(sqrt(b)) spare, the payload has the documented
- * size, and bad arguments fail with the right status. */
+/* Bucket counts are b = ceil(capacity / 3.8) plus ceil(sqrt(b)) spare, the payload has the
+ * documented size, and bad arguments fail with the right status. */
 static void test_sizing(void)
 {
 	static const struct {

@@ -59,14 +59,14 @@ static void round_trip(const amq_filter *src)
 	CHECK(amq_filter_open(&f, copy, src->size, &err) == AMQ_OK, "open: %s", err.message);
 	CHECK(amq_filter_verify(&f, &err) == AMQ_OK, "verify: %s", err.message);
 	CHECK(f.kind == src->kind && f.layout == src->layout && f.hashes == src->hashes &&
-	              f.cells == src->cells && f.items == src->items && f.seed == src->seed,
+		  f.cells == src->cells && f.items == src->items && f.seed == src->seed,
 	      "header fields survive");
 	amq_filter_seal(&f);
 	CHECK(memcmp(copy, src->bytes, src->size) == 0, "re-sealing changes no byte");
 	int missing = 0;
 	for (int64_t i = 0; i < 200; i++)
 		missing += f.kind == AMQ_KIND_BLOOM ? !amq_bloom_contains(&f, amq_hash_int(i, 0))
-		                                    : !amq_cuckoo_contains(&f, amq_hash_int(i, 0));
+						    : !amq_cuckoo_contains(&f, amq_hash_int(i, 0));
 	CHECK(missing == 0, "reopened filter lost %d items", missing);
 	free(copy);
 }
@@ -137,8 +137,8 @@ static void resealed_headers(const amq_filter *src)
 		try_read(buf, src->size);
 		/* Whatever open accepts must describe exactly this buffer. */
 		inconsistent += f.payload_size + AMQ_HEADER_BYTES != src->size ||
-		                f.hashes > AMQ_CUCKOO_MAX_FINGERPRINT || f.hashes == 0 ||
-		                (f.kind == AMQ_KIND_BLOOM && f.hashes > f.cells);
+				f.hashes > AMQ_CUCKOO_MAX_FINGERPRINT || f.hashes == 0 ||
+				(f.kind == AMQ_KIND_BLOOM && f.hashes > f.cells);
 	}
 	CHECK(inconsistent == 0, "%d accepted headers disagree with their buffer", inconsistent);
 	free(buf);
@@ -159,14 +159,14 @@ static void messages(const amq_filter *bloom)
 {
 	uint8_t *b = malloc(bloom->size);
 	expect_message((const uint8_t *)"abc", 3, AMQ_INVALID_FILTER,
-	               "invalid amq filter: a 3-byte value is shorter than the 64-byte header");
+		       "invalid amq filter: a 3-byte value is shorter than the 64-byte header");
 	memcpy(b, bloom->bytes, bloom->size);
 	b[0] = 'X';
 	expect_message(b, bloom->size, AMQ_INVALID_FILTER, "invalid amq filter: bad magic bytes");
 	memcpy(b, bloom->bytes, bloom->size);
 	b[4] = 2;
 	expect_message(b, bloom->size, AMQ_INVALID_FILTER,
-	               "unsupported amq filter format version 2 (this build reads version 1)");
+		       "unsupported amq filter format version 2 (this build reads version 1)");
 	memcpy(b, bloom->bytes, bloom->size);
 	b[5] = 9;
 	expect_message(b, bloom->size, AMQ_INVALID_FILTER, "invalid amq filter: unknown kind 9");
@@ -175,13 +175,13 @@ static void messages(const amq_filter *bloom)
 	expect_message(b, bloom->size, AMQ_INVALID_FILTER, "invalid amq filter: checksum mismatch");
 	memcpy(b, bloom->bytes, bloom->size);
 	expect_message(b, bloom->size - 8, AMQ_INVALID_FILTER,
-	               "invalid amq filter: 416 bytes where the header needs 424");
+		       "invalid amq filter: 416 bytes where the header needs 424");
 	amq_filter f;
 	amq_error err;
 	amq_filter_open(&f, bloom->bytes, bloom->size, &err);
 	CHECK(amq_filter_expect(&f, AMQ_KIND_CUCKOO, &err) == AMQ_WRONG_KIND &&
-	              strcmp(err.message, "expected a cuckoo filter, got a bloom filter") == 0 &&
-	              strcmp(err.hint, "use the bloom_* functions for bloom filters") == 0,
+		  strcmp(err.message, "expected a cuckoo filter, got a bloom filter") == 0 &&
+		  strcmp(err.hint, "use the bloom_* functions for bloom filters") == 0,
 	      "wrong kind: %s / %s", err.message, err.hint);
 	free(b);
 }
@@ -191,8 +191,8 @@ static void info_json(const amq_filter *bloom)
 	char json[512];
 	size_t n = amq_filter_info_json(bloom, json, sizeof(json));
 	CHECK(n == strlen(json) && strstr(json, "\"kind\":\"bloom\"") &&
-	              strstr(json, "\"bits\":2876") && strstr(json, "\"hashes\":7") &&
-	              strstr(json, "\"items\":200") && strstr(json, "\"format_version\":1"),
+		  strstr(json, "\"bits\":2876") && strstr(json, "\"hashes\":7") &&
+		  strstr(json, "\"items\":200") && strstr(json, "\"format_version\":1"),
 	      "bloom info: %s", json);
 	char tiny[8];
 	n = amq_filter_info_json(bloom, tiny, sizeof(tiny));

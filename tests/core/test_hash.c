@@ -36,29 +36,23 @@ static void known_answers(void)
 		const char *name;
 		uint64_t got, want;
 	} kat[] = {
-		{"int 0", 0, 0x313c2dd2ec996e80ULL},
-		{"int 3", 0, 0xe0dc1e7b2fc050abULL},
-		{"int -1", 0, 0x53a5f4bc2fc0168cULL},
-		{"int min", 0, 0x6f16315aee313307ULL},
-		{"int 3 seed 42", 0, 0xbfef0ecacc95e226ULL},
-		{"real 1.5", 0, 0x360276011e12cf43ULL},
-		{"real NaN", 0, 0x78e9b9b2fa2fac40ULL},
-		{"real inf", 0, 0x7bbac6f0db7f77d1ULL},
-		{"real 1e20", 0, 0x00c0b44ec06a94e5ULL},
-		{"text abc", 0, 0x8e8fd78217d7b3ddULL},
-		{"text empty", 0, 0x13e608bc156defedULL},
-		{"blob abc", 0, 0x1a8cafcdf467a415ULL},
-		{"text 1000 bytes", 0, 0xf25cff1cac837974ULL},
+	    {"int 0", 0, 0x313c2dd2ec996e80ULL},	   {"int 3", 0, 0xe0dc1e7b2fc050abULL},
+	    {"int -1", 0, 0x53a5f4bc2fc0168cULL},	   {"int min", 0, 0x6f16315aee313307ULL},
+	    {"int 3 seed 42", 0, 0xbfef0ecacc95e226ULL},   {"real 1.5", 0, 0x360276011e12cf43ULL},
+	    {"real NaN", 0, 0x78e9b9b2fa2fac40ULL},	   {"real inf", 0, 0x7bbac6f0db7f77d1ULL},
+	    {"real 1e20", 0, 0x00c0b44ec06a94e5ULL},	   {"text abc", 0, 0x8e8fd78217d7b3ddULL},
+	    {"text empty", 0, 0x13e608bc156defedULL},	   {"blob abc", 0, 0x1a8cafcdf467a415ULL},
+	    {"text 1000 bytes", 0, 0xf25cff1cac837974ULL},
 	};
 	char big[1000];
 	for (int i = 0; i < 1000; i++)
 		big[i] = (char)('a' + i % 26);
 	uint64_t got[] = {
-		amq_hash_int(0, 0),           amq_hash_int(3, 0),          amq_hash_int(-1, 0),
-		amq_hash_int(INT64_MIN, 0),   amq_hash_int(3, 42),         amq_hash_double(1.5, 0),
-		amq_hash_double(NAN, 0),      amq_hash_double(INFINITY, 0), amq_hash_double(1e20, 0),
-		amq_hash_text("abc", 3, 0),   amq_hash_text("", 0, 0),     amq_hash_blob("abc", 3, 0),
-		amq_hash_text(big, 1000, 0),
+	    amq_hash_int(0, 0),		 amq_hash_int(3, 0),	       amq_hash_int(-1, 0),
+	    amq_hash_int(INT64_MIN, 0),	 amq_hash_int(3, 42),	       amq_hash_double(1.5, 0),
+	    amq_hash_double(NAN, 0),	 amq_hash_double(INFINITY, 0), amq_hash_double(1e20, 0),
+	    amq_hash_text("abc", 3, 0),	 amq_hash_text("", 0, 0),      amq_hash_blob("abc", 3, 0),
+	    amq_hash_text(big, 1000, 0),
 	};
 	for (size_t i = 0; i < sizeof(kat) / sizeof(kat[0]); i++)
 		CHECK(got[i] == kat[i].want, "%s: got %016llx want %016llx", kat[i].name,

@@ -46,7 +46,8 @@ int main(int argc, char **argv)
 	}
 	for (uint64_t capacity = 0; capacity <= 50; capacity += 50) {
 		amq_builder b;
-		amq_builder_init(&b, AMQ_KIND_BLOOM, AMQ_LAYOUT_CLASSIC, 0.05, capacity, 0, A, &err);
+		amq_builder_init(&b, AMQ_KIND_BLOOM, AMQ_LAYOUT_CLASSIC, 0.05, capacity, 0, A,
+				 &err);
 		for (int64_t i = 0; i < 10; i++)
 			amq_builder_add(&b, amq_hash_int(i, 0), &err);
 		uint8_t *state;
