@@ -62,8 +62,8 @@ $(BUILD)/asan/core/%.o: core/%.c $(CORE_HDR) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_AMQ) $(SAN) -c $< -o $@
 
--include sqlite/build.mk
--include postgres/build.mk
+include sqlite/build.mk
+include postgres/build.mk
 include tests/build.mk
 include bench/build.mk
 
