@@ -5,19 +5,9 @@ CREATE EXTENSION IF NOT EXISTS amq;
 RESET client_min_messages;
 \set VERBOSITY terse
 
-CREATE FUNCTION pg_temp.try(query text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	state text;
-	msg text;
-	hint text;
-BEGIN
-	EXECUTE query;
-	RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-		hint = PG_EXCEPTION_HINT;
-	RETURN state || ': ' || msg || CASE WHEN hint <> '' THEN ' | ' || hint ELSE '' END;
-END $$;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set try_sql :abs_srcdir '/sql/include/try.sql'
+\i :try_sql
 
 -- Without a capacity the filter is sized for the distinct values seen:
 -- duplicates do not inflate it, and the bytes do not depend on row order.

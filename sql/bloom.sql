@@ -6,19 +6,9 @@ CREATE EXTENSION IF NOT EXISTS amq;
 RESET client_min_messages;
 \set VERBOSITY terse
 
-CREATE FUNCTION pg_temp.try(query text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	state text;
-	msg text;
-	hint text;
-BEGIN
-	EXECUTE query;
-	RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-		hint = PG_EXCEPTION_HINT;
-	RETURN state || ': ' || msg || CASE WHEN hint <> '' THEN ' | ' || hint ELSE '' END;
-END $$;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set try_sql :abs_srcdir '/sql/include/try.sql'
+\i :try_sql
 
 -- bloom_new: classic by default, blocked on request; empty, seed 0.
 SELECT bloom_info(bloom_new(1000, 0.01));

@@ -5,20 +5,9 @@ CREATE EXTENSION IF NOT EXISTS amq;
 RESET client_min_messages;
 \set VERBOSITY terse
 
--- SQLSTATE, message and hint of a failing statement.
-CREATE FUNCTION pg_temp.try(query text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	state text;
-	msg text;
-	hint text;
-BEGIN
-	EXECUTE query;
-	RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-		hint = PG_EXCEPTION_HINT;
-	RETURN state || ': ' || msg || CASE WHEN hint <> '' THEN ' | ' || hint ELSE '' END;
-END $$;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set try_sql :abs_srcdir '/sql/include/try.sql'
+\i :try_sql
 
 -- Text output is \x + lower-case hex of the serialized filter (this one's
 -- size follows from the textbook Bloom formulas, so it is pinned).
