@@ -146,8 +146,8 @@ int main(int argc, char **argv)
 	}
 	double classic_theory = 1.44 * log2(1.0 / FPR);
 	double cuckoo_theory = (log2(1.0 / FPR) + 3.0) / 0.95;
-	printf("p = %g; medians of %d runs; contains probes half present, half absent.\n", FPR,
-	       RUNS);
+	printf("p = %g; medians of %d runs; contains probes half present, half absent; %s.\n", FPR,
+	       RUNS, hugepages ? "transparent huge pages requested" : "4 KiB pages");
 	printf(
 	    "Theory: classic %.2f bits/item (1.44 log2 1/p), cuckoo %.2f ((log2 1/p + 3)/0.95)\n\n",
 	    classic_theory, cuckoo_theory);
