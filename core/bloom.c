@@ -95,7 +95,9 @@ static inline bool locate(const amq_filter *f, uint64_t hash, bool set)
 {
 	uint64_t second = amq_mix64(hash);
 	if (f->layout == AMQ_LAYOUT_BLOCKED) {
-		uint8_t *block = f->payload + amq_reduce(hash, f->cells / BLOCK_BITS) * BLOCK_BYTES;
+		/* reduce(h, m) / 512 = reduce(h, m / 512) for m a multiple of 512,
+		 * without a division on the probe path. */
+		uint8_t *block = f->payload + (amq_reduce(hash, f->cells) / BLOCK_BITS) * BLOCK_BYTES;
 		/* Start the one memory access now; the mask is computed meanwhile. */
 		__builtin_prefetch(block);
 		return walk_blocked(block, f->hashes, second, set);
