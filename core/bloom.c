@@ -90,31 +90,41 @@ static inline bool walk_blocked(uint8_t *block, uint32_t k, uint64_t g, bool set
 	return set || missing == 0;
 }
 
-/* Sets (or tests) the positions of hash in f, for either layout. */
-static inline bool locate(const amq_filter *f, uint64_t hash, bool set)
+/* Sets (or tests) the positions of hash in a blocked filter. */
+static inline bool probe_blocked(const amq_filter *f, uint64_t hash, bool set)
 {
-	uint64_t second = amq_mix64(hash);
-	if (f->layout == AMQ_LAYOUT_BLOCKED) {
-		/* reduce(h, m) / 512 = reduce(h, m / 512) for m a multiple of 512,
-		 * without a division on the probe path. */
-		uint8_t *block = f->payload + (amq_reduce(hash, f->cells) / BLOCK_BITS) * BLOCK_BYTES;
-		/* Start the one memory access now; the mask is computed meanwhile. */
-		__builtin_prefetch(block);
-		return walk_blocked(block, f->hashes, second, set);
-	}
-	return walk_classic(f->payload, f->cells, f->hashes, amq_reduce(hash, f->cells),
-			    amq_reduce(second, f->cells), set);
+	/* reduce(h, m) / 512 = reduce(h, m / 512) for m a multiple of 512,
+	 * without a division on the probe path. */
+	uint8_t *block = f->payload + (amq_reduce(hash, f->cells) / BLOCK_BITS) * BLOCK_BYTES;
+	/* Start the one memory access now; the bits are computed meanwhile. */
+	__builtin_prefetch(block);
+	return walk_blocked(block, f->hashes, amq_mix64(hash), set);
 }
 
+/* Sets (or tests) the positions of hash in a classic filter. */
+static inline bool probe_classic(const amq_filter *f, uint64_t hash, bool set)
+{
+	return walk_classic(f->payload, f->cells, f->hashes, amq_reduce(hash, f->cells),
+	                    amq_reduce(amq_mix64(hash), f->cells), set);
+}
+
+/* The layouts are separate paths so that a blocked probe stays a few dozen
+ * instructions with no stack frame: the fewer it takes, the more probes of
+ * successive rows the CPU overlaps while each waits for memory. */
 void amq_bloom_add(amq_filter *f, uint64_t hash)
 {
-	locate(f, hash, true);
+	if (f->layout == AMQ_LAYOUT_BLOCKED)
+		probe_blocked(f, hash, true);
+	else
+		probe_classic(f, hash, true);
 	f->items++;
 }
 
 bool amq_bloom_contains(const amq_filter *f, uint64_t hash)
 {
-	return locate(f, hash, false);
+	if (f->layout == AMQ_LAYOUT_BLOCKED)
+		return probe_blocked(f, hash, false);
+	return probe_classic(f, hash, false);
 }
 
 /* AMQ_INCOMPATIBLE unless a and b share every parameter that places bits. */
