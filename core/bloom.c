@@ -105,7 +105,7 @@ static inline bool probe_blocked(const amq_filter *f, uint64_t hash, bool set)
 static inline bool probe_classic(const amq_filter *f, uint64_t hash, bool set)
 {
 	return walk_classic(f->payload, f->cells, f->hashes, amq_reduce(hash, f->cells),
-	                    amq_reduce(amq_mix64(hash), f->cells), set);
+			    amq_reduce(amq_mix64(hash), f->cells), set);
 }
 
 /* The layouts are separate paths so that a blocked probe stays a few dozen
