@@ -6,7 +6,6 @@
 # directory on every exit path.
 set -u
 cd "$(dirname "$0")/../.."
-repo=$(pwd)
 . tests/pg/cluster.sh
 
 log=$(mktemp)
@@ -26,14 +25,18 @@ if ! amq_cluster_start; then
 	exit 1
 fi
 
+# pg_regress runs as the cluster's owner, who may not be able to read the
+# checkout (say, under /root): give it a copy of the tests.
 outdir="$AMQ_PG_DIR/regress"
-mkdir -p "$outdir"
-[ -n "$AMQ_AS" ] && chown postgres: "$outdir"
+indir="$AMQ_PG_DIR/input"
+mkdir -p "$outdir" "$indir"
+cp -r sql expected "$indir"/
+[ -n "$AMQ_AS" ] && chown -R postgres: "$outdir" "$indir"
 
 tests=$(cd sql && ls *.sql | sed 's/\.sql$//')
 pg_regress="$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress"
 # shellcheck disable=SC2086
-$AMQ_AS "$pg_regress" --inputdir="$repo" --outputdir="$outdir" --bindir="$AMQ_PG_BINDIR" \
+$AMQ_AS "$pg_regress" --inputdir="$indir" --outputdir="$outdir" --bindir="$AMQ_PG_BINDIR" \
 	--host="$AMQ_PG_DIR" --port="$AMQ_PG_PORT" --user=postgres \
 	--dbname=contrib_regression $tests >"$outdir/pg_regress.log" 2>&1
 status=$?
