@@ -36,6 +36,8 @@ CORE_OBJ := $(CORE_SRC:core/%.c=$(BUILD)/core/%.o)
 CORE_ASAN_OBJ := $(CORE_SRC:core/%.c=$(BUILD)/asan/core/%.o)
 
 .PHONY: all deps install test demo bench format clean
+# Keep the sanitizer objects the test binaries are linked from between runs.
+.SECONDARY: $(CORE_ASAN_OBJ)
 .DEFAULT_GOAL := all
 
 all: deps $(BUILD)/amq.so pg
