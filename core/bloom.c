@@ -12,7 +12,7 @@
  * word (w + i) mod 8, chosen by the top 6 bits of an independent multiply.
  * The bits are distinct by construction and every word is loaded equally, so
  * the sizing model (k distinct bits per item, spread evenly) holds, and a
- * lookup is eight independent loads and masks: no branch, no serial chain.
+ * lookup is k independent loads and masks: no branch, no serial chain.
  */
 #include "internal.h"
 
