@@ -7,20 +7,5 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/pg/cluster.sh
 
-log=$(mktemp)
-if ! make --no-print-directory install build/amq.so PG_CONFIG="$PG_CONFIG" >"$log" 2>&1; then
-	cat "$log"
-	rm -f "$log"
-	echo "build failed"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
-rm -f "$log"
-
-trap amq_cluster_stop EXIT
-if ! amq_cluster_start; then
-	echo "could not start a temporary PostgreSQL cluster"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
+amq_suite_setup install build/amq.so
 AMQ_PSQL="$AMQ_PG_BINDIR/psql" /usr/bin/python3 tests/interop/interop.py build/amq

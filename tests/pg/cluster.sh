@@ -8,6 +8,7 @@
 #   amq_cluster_stop    stop the server and remove the directory (safe to call
 #                       twice, and from a trap)
 #   amq_psql ARGS...    psql -X -v ON_ERROR_STOP=1 against the cluster
+#   amq_suite_setup T.. make targets T, then amq_cluster_start, or fail the suite
 #
 # As root the cluster belongs to the `postgres` user, since initdb and the
 # server refuse to run as root. Extra server settings: AMQ_PG_OPTS.
@@ -65,4 +66,26 @@ amq_cluster_stop() {
 
 amq_psql() {
 	"$AMQ_PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 "$@"
+}
+
+# For test suites: builds the make targets given (output shown only on
+# failure), then starts the cluster with a trap that stops it. On failure it
+# prints the suite's result line, one failed test, and exits.
+amq_suite_setup() {
+	local log
+	log=$(mktemp)
+	if ! make --no-print-directory "$@" PG_CONFIG="$PG_CONFIG" >"$log" 2>&1; then
+		cat "$log"
+		rm -f "$log"
+		echo "make $* failed"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+	rm -f "$log"
+	trap amq_cluster_stop EXIT
+	if ! amq_cluster_start; then
+		echo "could not start a temporary PostgreSQL cluster"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
 }

@@ -8,22 +8,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/pg/cluster.sh
 
-log=$(mktemp)
-if ! make --no-print-directory install PG_CONFIG="$PG_CONFIG" >"$log" 2>&1; then
-	cat "$log"
-	rm -f "$log"
-	echo "make install failed"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
-rm -f "$log"
-
-trap amq_cluster_stop EXIT
-if ! amq_cluster_start; then
-	echo "could not start a temporary PostgreSQL cluster"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
+amq_suite_setup install
 
 # pg_regress runs as the cluster's owner, who may not be able to read the
 # checkout (say, under /root): give it a copy of the tests.
