@@ -7,6 +7,7 @@
  * (madvise) for every filter, amq's and libbloom's alike.
  */
 #include "amq.h"
+#include "internal.h"
 
 #include <bloom.h>
 #include <math.h>
@@ -148,6 +149,11 @@ int main(int argc, char **argv)
 	double cuckoo_theory = (log2(1.0 / FPR) + 3.0) / 0.95;
 	printf("p = %g; medians of %d runs; contains probes half present, half absent; %s.\n", FPR,
 	       RUNS, hugepages ? "transparent huge pages requested" : "4 KiB pages");
+#ifdef AMQ_HAVE_AVX2_PROBE
+	printf("Blocked probe: %s.\n", amq_blocked_have_avx2() ? "AVX2" : "portable (no AVX2)");
+#else
+	printf("Blocked probe: portable.\n");
+#endif
 	printf(
 	    "Theory: classic %.2f bits/item (1.44 log2 1/p), cuckoo %.2f ((log2 1/p + 3)/0.95)\n\n",
 	    classic_theory, cuckoo_theory);

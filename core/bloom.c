@@ -7,19 +7,12 @@
  * further position. Positions are 64-bit, so filters past 2^32 bits use every
  * bit. A position equal to an earlier one of the same item moves on to the
  * next bit, so every item sets exactly k distinct bits (the sizing formulas
- * assume it). Blocked: the hash picks one 512-bit block (one cache line) of
- * eight 64-bit words and a starting word w; hash i (k <= 8) sets one bit in
- * word (w + i) mod 8, chosen by the top 6 bits of an independent multiply.
- * The bits are distinct by construction and every word is loaded equally, so
- * the sizing model (k distinct bits per item, spread evenly) holds, and a
- * lookup is k independent loads and masks: no branch, no serial chain.
+ * assume it). Blocked filters place their bits in bloom_blocked.c; union,
+ * intersection, counts and estimates below serve both layouts.
  */
 #include "internal.h"
 
 #include <math.h>
-
-#define BLOCK_BITS 512
-#define BLOCK_BYTES 64
 
 static inline bool bit_test(const uint8_t *bits, uint64_t p)
 {
@@ -68,39 +61,6 @@ static inline bool walk_classic(uint8_t *bits, uint64_t m, uint32_t k, uint64_t 
 	return true;
 }
 
-/* Odd multipliers, one per hash of a blocked filter: mix64((i + 1) * golden) | 1. */
-static const uint64_t BLOCK_SALT[AMQ_BLOOM_BLOCKED_MAX_HASHES] = {
-    0x9ca066f1a4ab2eebULL, 0xd30b054265133dd7ULL, 0xd7f1515598b6b983ULL, 0x6ae4c48206c1097fULL,
-    0x2295674ca6a1e887ULL, 0x23828c1ddf82f351ULL, 0x3e278dca88014e2bULL, 0x3defdd576ee7b7dbULL};
-
-/* Sets (set) or tests the k bits of g in one 64-byte block; little-endian
- * words, so bit p of the block is bit p%64 of word p/64. */
-static inline bool walk_blocked(uint8_t *block, uint32_t k, uint64_t g, bool set)
-{
-	uint64_t missing = 0;
-	unsigned start = (unsigned)(g & 7);
-	for (uint32_t i = 0; i < k; i++) {
-		uint8_t *word = block + 8 * ((start + i) & 7);
-		uint64_t bit = 1ULL << ((g * BLOCK_SALT[i]) >> 58);
-		uint64_t value = amq_load64le(word);
-		if (set)
-			amq_store64le(word, value | bit);
-		missing |= bit & ~value;
-	}
-	return set || missing == 0;
-}
-
-/* Sets (or tests) the positions of hash in a blocked filter. */
-static inline bool probe_blocked(const amq_filter *f, uint64_t hash, bool set)
-{
-	/* reduce(h, m) / 512 = reduce(h, m / 512) for m a multiple of 512,
-	 * without a division on the probe path. */
-	uint8_t *block = f->payload + (amq_reduce(hash, f->cells) / BLOCK_BITS) * BLOCK_BYTES;
-	/* Start the one memory access now; the bits are computed meanwhile. */
-	__builtin_prefetch(block);
-	return walk_blocked(block, f->hashes, amq_mix64(hash), set);
-}
-
 /* Sets (or tests) the positions of hash in a classic filter. */
 static inline bool probe_classic(const amq_filter *f, uint64_t hash, bool set)
 {
@@ -108,13 +68,12 @@ static inline bool probe_classic(const amq_filter *f, uint64_t hash, bool set)
 			    amq_reduce(amq_mix64(hash), f->cells), set);
 }
 
-/* The layouts are separate paths so that a blocked probe stays a few dozen
- * instructions with no stack frame: the fewer it takes, the more probes of
- * successive rows the CPU overlaps while each waits for memory. */
+/* The blocked layout lives in bloom_blocked.c; a tail call keeps its probe
+ * free of the classic path's stack frame. */
 void amq_bloom_add(amq_filter *f, uint64_t hash)
 {
 	if (f->layout == AMQ_LAYOUT_BLOCKED)
-		probe_blocked(f, hash, true);
+		amq_blocked_add(f, hash);
 	else
 		probe_classic(f, hash, true);
 	f->items++;
@@ -123,7 +82,7 @@ void amq_bloom_add(amq_filter *f, uint64_t hash)
 bool amq_bloom_contains(const amq_filter *f, uint64_t hash)
 {
 	if (f->layout == AMQ_LAYOUT_BLOCKED)
-		return probe_blocked(f, hash, false);
+		return amq_blocked_contains(f, hash);
 	return probe_classic(f, hash, false);
 }
 
@@ -204,11 +163,11 @@ double amq_bloom_expected_fpr(const amq_filter *f)
 {
 	if (f->layout == AMQ_LAYOUT_CLASSIC)
 		return all_set_chance((double)amq_bloom_bits_set(f), (double)f->cells, f->hashes);
-	uint64_t blocks = f->cells / BLOCK_BITS;
+	uint64_t blocks = f->cells / AMQ_BLOCK_BITS;
 	double sum = 0.0;
 	for (uint64_t b = 0; b < blocks; b++) {
-		uint64_t set = popcount_range(f->payload + b * BLOCK_BYTES, BLOCK_BYTES);
-		sum += all_set_chance((double)set, BLOCK_BITS, f->hashes);
+		uint64_t set = popcount_range(f->payload + b * AMQ_BLOCK_BYTES, AMQ_BLOCK_BYTES);
+		sum += all_set_chance((double)set, AMQ_BLOCK_BITS, f->hashes);
 	}
 	return sum / (double)blocks;
 }

@@ -12,8 +12,7 @@
 
 #include <math.h>
 
-#define BLOCK_BITS 512.0
-#define MAX_BLOCKS (((uint64_t)AMQ_MAX_FILTER_BYTES - AMQ_HEADER_BYTES) / 64)
+#define MAX_BLOCKS (((uint64_t)AMQ_MAX_FILTER_BYTES - AMQ_HEADER_BYTES) / AMQ_BLOCK_BYTES)
 
 double amq_blocked_fpr(double bits_per_item, uint32_t k)
 {
@@ -27,7 +26,7 @@ double amq_blocked_fpr(double bits_per_item, uint32_t k)
 	 *   fpr = sum_S (-1)^|S| prod_d exp(-(lambda/8)(1 - (63/64)^c_d(S)))
 	 * where c_d(S) counts the words of S an item starting at d touches.
 	 */
-	double lambda = BLOCK_BITS / bits_per_item;
+	double lambda = AMQ_BLOCK_BITS / bits_per_item;
 	double fpr = 0.0;
 	for (unsigned set = 0; set < (1u << k); set++) {
 		double exponent = 0.0;
@@ -46,7 +45,7 @@ double amq_blocked_fpr(double bits_per_item, uint32_t k)
 /* The best rate over k for a blocked filter of `blocks` blocks holding n items. */
 static double blocked_best(uint64_t n, uint64_t blocks, uint32_t *best_k)
 {
-	double bits_per_item = (double)blocks * BLOCK_BITS / (double)n;
+	double bits_per_item = (double)blocks * AMQ_BLOCK_BITS / (double)n;
 	double best = 2.0;
 	for (uint32_t k = 1; k <= AMQ_BLOOM_BLOCKED_MAX_HASHES; k++) {
 		double fpr = amq_blocked_fpr(bits_per_item, k);
@@ -86,7 +85,7 @@ amq_status amq_bloom_size(uint64_t capacity, double fpr, amq_layout layout, uint
 
 	/* Blocked: at least the classic bits; double until the rate is met,
 	 * then bisect for the fewest blocks. */
-	uint64_t lo = (*bits + 511) / 512, hi = lo;
+	uint64_t lo = (*bits + AMQ_BLOCK_BITS - 1) / AMQ_BLOCK_BITS, hi = lo;
 	uint32_t k_hi = 1, k_mid = 1;
 	while (blocked_best(capacity, hi, &k_hi) > fpr) {
 		if (hi >= MAX_BLOCKS)
@@ -104,7 +103,7 @@ amq_status amq_bloom_size(uint64_t capacity, double fpr, amq_layout layout, uint
 			lo = mid;
 		}
 	}
-	*bits = hi * 512;
+	*bits = hi * AMQ_BLOCK_BITS;
 	*hashes = k_hi;
 	return AMQ_OK;
 }
@@ -134,7 +133,7 @@ amq_status amq_bloom_create_exact(amq_filter *f, amq_layout layout, uint64_t bit
 				"cannot build a %s bloom filter of %llu bits with %u hashes",
 				layout == AMQ_LAYOUT_BLOCKED ? "blocked" : "classic",
 				(unsigned long long)bits, hashes);
-	if (layout == AMQ_LAYOUT_BLOCKED && bits % 512 != 0)
+	if (layout == AMQ_LAYOUT_BLOCKED && bits % AMQ_BLOCK_BITS != 0)
 		return amq_fail(err, AMQ_INVALID_ARGUMENT, "use a multiple of 512 bits",
 				"a blocked bloom filter cannot have %llu bits",
 				(unsigned long long)bits);

@@ -10,29 +10,47 @@
 
 #include <string.h>
 
+/* Fixed little-endian access at any alignment: one plain load or store on
+ * little-endian hosts, plus a byte swap on big-endian ones. */
 static inline uint64_t amq_load64le(const uint8_t *p)
 {
-	return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
-	       (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
-	       (uint64_t)p[7] << 56;
+	uint64_t v;
+	memcpy(&v, p, sizeof(v));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
 }
 
 static inline void amq_store64le(uint8_t *p, uint64_t v)
 {
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	memcpy(p, &v, sizeof(v));
 }
 
 static inline uint32_t amq_load32le(const uint8_t *p)
 {
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	uint32_t v;
+	memcpy(&v, p, sizeof(v));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	return v;
 }
 
 static inline void amq_store32le(uint8_t *p, uint32_t v)
 {
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	memcpy(p, &v, sizeof(v));
 }
+
+/* A blocked Bloom filter is made of 512-bit blocks, one 64-byte cache line each. */
+#define AMQ_BLOCK_BITS 512
+#define AMQ_BLOCK_BYTES 64
 
 /* Maps x uniformly onto [0, n) without division (Lemire's multiply-high). */
 static inline uint64_t amq_reduce(uint64_t x, uint64_t n)
@@ -71,5 +89,21 @@ uint64_t amq_payload_size(amq_kind kind, amq_layout layout, uint32_t hashes, uin
 /* Bloom false-positive rate of a blocked filter holding bits_per_item bits per
  * item with k hashes: the Poisson mixture over block loads (bloom_sizing.c). */
 double amq_blocked_fpr(double bits_per_item, uint32_t k);
+
+/*
+ * Blocked Bloom filters (bloom_blocked.c): add sets an item's k bits;
+ * contains tests them with the fastest probe this CPU runs. The portable and
+ * AVX2 probes give the same answers; they are exported so tests can compare
+ * them.
+ */
+void amq_blocked_add(amq_filter *f, uint64_t hash);
+bool amq_blocked_contains(const amq_filter *f, uint64_t hash);
+bool amq_blocked_contains_portable(const amq_filter *f, uint64_t hash);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define AMQ_HAVE_AVX2_PROBE 1
+bool amq_blocked_contains_avx2(const amq_filter *f, uint64_t hash);
+/* Whether this CPU (and OS) runs AVX2 code. */
+bool amq_blocked_have_avx2(void);
+#endif
 
 #endif

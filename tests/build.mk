@@ -8,11 +8,11 @@ FUZZ_READER := $(BUILD)/fuzz/fuzz_reader
 
 TEST_BINARIES += $(CORE_TESTS) $(CORE_ASAN_TESTS) $(FUZZ_READER)
 
-$(BUILD)/tests/%: tests/core/%.c tests/core/check.h $(CORE_OBJ)
+$(BUILD)/tests/%: tests/core/%.c $(wildcard tests/core/*.h) $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_AMQ) -Icore $< $(CORE_OBJ) -lm -o $@
 
-$(BUILD)/asan/tests/%: tests/core/%.c tests/core/check.h $(CORE_ASAN_OBJ)
+$(BUILD)/asan/tests/%: tests/core/%.c $(wildcard tests/core/*.h) $(CORE_ASAN_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_AMQ) $(SAN) -DAMQ_SANITIZED -Icore $< $(CORE_ASAN_OBJ) -lm -o $@
 

@@ -9,6 +9,7 @@
  */
 #include "amq.h"
 #include "check.h"
+#include "spec.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -34,23 +35,6 @@ static uint64_t key(uint64_t s, uint64_t i)
 }
 
 /* ---- the format as docs/FORMAT.md states it, written independently ---- */
-
-/* floor(x * n / 2^64): the primary bucket of hash x among n. */
-static uint64_t spec_reduce(uint64_t x, uint64_t n)
-{
-	return (uint64_t)(((unsigned __int128)x * n) >> 64);
-}
-
-/* MurmurHash3's 64-bit finalizer, which spreads a fingerprint over 64 bits. */
-static uint64_t spec_mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
 
 /* The low 32 bits of h scaled onto [1, 2^bits - 1]. */
 static uint32_t spec_fingerprint(uint64_t h, uint32_t bits)
