@@ -32,7 +32,6 @@ SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
-SET force_parallel_mode = on;
 EXPLAIN (COSTS OFF) SELECT bloom_agg(i), cuckoo_agg(i) FROM par_rows;
 EXPLAIN (COSTS OFF) SELECT bloom_union_agg(f) FROM par_filters;
 EXPLAIN (COSTS OFF) SELECT g, bloom_agg(i) FROM par_rows GROUP BY g;
@@ -72,7 +71,6 @@ FROM par_rows WHERE i < 0;
 SELECT count(*) AS found FROM par_rows
 WHERE bloom_contains((SELECT b_int::bloom FROM par_serial), i);
 
-RESET force_parallel_mode;
 RESET max_parallel_workers_per_gather;
 RESET min_parallel_table_scan_size;
 RESET parallel_tuple_cost;
