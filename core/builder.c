@@ -93,10 +93,14 @@ amq_status amq_builder_merge(amq_builder *b, const amq_builder *other, amq_error
 
 /* Cuckoo filter holding the sorted distinct hashes. Without a fixed capacity a
  * filter that refuses an add (possible, rarely, just under the target load) is
- * rebuilt 1/8 larger, so the result is still a function of the hashes alone. */
+ * rebuilt 1/8 larger, so the result is still a function of the hashes alone.
+ * A refusal at twice the room the values need is not about load: more than
+ * 2 x 4 of the hashes share their buckets and fingerprint, and only a table
+ * far larger than the values would tell them apart, so it stops there. */
 static amq_status finish_cuckoo(amq_builder *b, amq_filter *out, amq_error *err)
 {
-	uint64_t capacity = b->capacity ? b->capacity : (b->set.count ? b->set.count : 1);
+	uint64_t distinct = b->set.count ? b->set.count : 1;
+	uint64_t capacity = b->capacity ? b->capacity : distinct;
 	for (;;) {
 		amq_status st = amq_cuckoo_create(out, capacity, b->fpr, b->seed, &b->alloc, err);
 		if (st != AMQ_OK)
@@ -112,6 +116,14 @@ static amq_status finish_cuckoo(amq_builder *b, amq_filter *out, amq_error *err)
 		amq_filter_free(out, &b->alloc);
 		if (st != AMQ_FILTER_FULL || b->capacity != 0)
 			return st;
+		if (capacity >= 2 * distinct)
+			return amq_fail(
+			    err, AMQ_FILTER_FULL,
+			    "build a bloom filter of these values, or pass a smaller fpr "
+			    "for longer fingerprints",
+			    "cannot place %llu distinct values in a cuckoo filter: more "
+			    "than 8 of them share both buckets and the fingerprint",
+			    (unsigned long long)b->set.count);
 		capacity += capacity / 8 + 1;
 	}
 	amq_filter_seal(out);

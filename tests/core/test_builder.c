@@ -185,10 +185,70 @@ static void empty_and_errors(void)
 	amq_builder_free(&b);
 }
 
+/* Counts the allocator's calls and remembers the largest request. */
+static size_t allocations, largest_allocation;
+
+static void *counting_alloc(void *ctx, size_t size)
+{
+	(void)ctx;
+	allocations++;
+	if (size > largest_allocation)
+		largest_allocation = size;
+	return amq_malloc_allocator.alloc(amq_malloc_allocator.ctx, size);
+}
+
+static void counting_free(void *ctx, void *p)
+{
+	(void)ctx;
+	amq_malloc_allocator.free(amq_malloc_allocator.ctx, p);
+}
+
+/* Sixteen distinct hashes that agree in their top 16 and low 32 bits share
+ * both buckets and the fingerprint of any table up to 2^16 buckets; only 8 fit.
+ * The builder says so after a few sizes instead of growing to the 1 GiB limit
+ * (a fuzzed aggregate state took 9 s and 1 GiB to be refused before). */
+static void inseparable_cuckoo_values(void)
+{
+	const amq_allocator counting = {counting_alloc, counting_free, NULL};
+	amq_builder b;
+	amq_filter f;
+	amq_error err;
+	amq_builder_init(&b, AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, 0.01, 0, 0, &counting, &err);
+	for (uint64_t j = 0; j < 16; j++)
+		amq_builder_add(&b, 0xabcd000000000000ULL | j << 32 | 0x12345678ULL, &err);
+	allocations = largest_allocation = 0;
+	amq_status st = amq_builder_finish(&b, &f, &err);
+	CHECK(st == AMQ_FILTER_FULL &&
+		  strcmp(err.message,
+			 "cannot place 16 distinct values in a cuckoo filter: more "
+			 "than 8 of them share both buckets and the fingerprint") == 0 &&
+		  strcmp(err.hint, "build a bloom filter of these values, or pass a smaller fpr "
+				   "for longer fingerprints") == 0,
+	      "inseparable values: status %d, %s (%s)", st, err.message, err.hint);
+	CHECK(allocations <= 10 && largest_allocation < 4096,
+	      "inseparable values: %zu allocations, largest %zu bytes", allocations,
+	      largest_allocation);
+	if (st == AMQ_OK)
+		amq_filter_free(&f, &counting);
+	amq_builder_free(&b);
+
+	/* Eight such values fit, as the paper's two buckets of four slots allow. */
+	amq_builder_init(&b, AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, 0.01, 0, 0, A, &err);
+	for (uint64_t j = 0; j < 8; j++)
+		amq_builder_add(&b, 0xabcd000000000000ULL | j << 32 | 0x12345678ULL, &err);
+	st = amq_builder_finish(&b, &f, &err);
+	CHECK(st == AMQ_OK && f.items == 8, "eight values sharing buckets and fingerprint: %s",
+	      st == AMQ_OK ? "ok" : err.message);
+	if (st == AMQ_OK)
+		amq_filter_free(&f, A);
+	amq_builder_free(&b);
+}
+
 int main(void)
 {
 	order_and_split_independence();
 	duplicates_do_not_inflate();
 	empty_and_errors();
+	inseparable_cuckoo_values();
 	return check_summary();
 }
