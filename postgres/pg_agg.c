@@ -125,24 +125,27 @@ Datum amq_pg_cuckoo_agg_trans(PG_FUNCTION_ARGS)
 	return agg_trans(fcinfo, AMQ_KIND_CUCKOO);
 }
 
-/*
- * Combine: merge the second builder into the first. Either may be NULL (a
- * worker that saw no rows); the second was deserialised into this
- * aggregate's context, so it can stand in for a missing first.
- */
+/* A combine step with a NULL input (a worker that saw no rows): the other
+ * input, or NULL when both are. Either state lives in the aggregate's
+ * context, so it can stand in for the missing one. */
+static Datum combine_with_null(FunctionCallInfo fcinfo)
+{
+	if (!PG_ARGISNULL(0))
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	if (!PG_ARGISNULL(1))
+		PG_RETURN_DATUM(PG_GETARG_DATUM(1));
+	PG_RETURN_NULL();
+}
+
+/* Combine: merge the second builder into the first. */
 Datum amq_pg_agg_combine(PG_FUNCTION_ARGS)
 {
 	amq_builder *b, *other;
 	amq_error err;
 
 	aggregate_context(fcinfo);
-	if (PG_ARGISNULL(1)) {
-		if (PG_ARGISNULL(0))
-			PG_RETURN_NULL();
-		PG_RETURN_POINTER(PG_GETARG_POINTER(0));
-	}
-	if (PG_ARGISNULL(0))
-		PG_RETURN_POINTER(PG_GETARG_POINTER(1));
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		return combine_with_null(fcinfo);
 	b = (amq_builder *)PG_GETARG_POINTER(0);
 	other = (amq_builder *)PG_GETARG_POINTER(1);
 	amq_pg_check(amq_builder_merge(b, other, &err), &err);
@@ -259,13 +262,8 @@ Datum amq_pg_bloom_union_agg_combine(PG_FUNCTION_ARGS)
 	amq_error err;
 
 	aggregate_context(fcinfo);
-	if (PG_ARGISNULL(1)) {
-		if (PG_ARGISNULL(0))
-			PG_RETURN_NULL();
-		PG_RETURN_POINTER(PG_GETARG_POINTER(0));
-	}
-	if (PG_ARGISNULL(0))
-		PG_RETURN_POINTER(PG_GETARG_POINTER(1));
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		return combine_with_null(fcinfo);
 	state = (amq_filter *)PG_GETARG_POINTER(0);
 	other = (amq_filter *)PG_GETARG_POINTER(1);
 	amq_pg_check(amq_bloom_union_into(state, other, &err), &err);

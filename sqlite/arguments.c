@@ -150,6 +150,11 @@ bool filter_argument(sqlite3_context *ctx, sqlite3_value *v, const char *name, a
 	return true;
 }
 
+bool filter_unless_null(sqlite3_context *ctx, sqlite3_value *v, amq_kind kind, amq_filter *f)
+{
+	return sqlite3_value_type(v) != SQLITE_NULL && filter_argument(ctx, v, "filter", kind, f);
+}
+
 /*
  * A parsed filter kept as auxiliary data. It is trusted again only for the
  * very bytes it was made from: same address, same length and the same header,

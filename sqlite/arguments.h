@@ -54,6 +54,11 @@ bool hash_value(sqlite3_context *ctx, sqlite3_value *v, uint64_t seed, uint64_t 
 bool filter_argument(sqlite3_context *ctx, sqlite3_value *v, const char *name, amq_kind kind,
 		     amq_filter *f);
 
+/* The one filter argument of a function whose result is NULL for a NULL
+ * filter: false, leaving the result NULL, when v is NULL; otherwise as
+ * filter_argument. */
+bool filter_unless_null(sqlite3_context *ctx, sqlite3_value *v, amq_kind kind, amq_filter *f);
+
 /*
  * The (filter, value) arguments of bloom_contains, cuckoo_contains and
  * cuckoo_count: the filter parsed, and value hashed with the filter's seed.

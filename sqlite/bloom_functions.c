@@ -36,10 +36,8 @@ void bloom_new_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 void bloom_add_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	(void)argc;
-	if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
-		return;
 	amq_filter src;
-	if (!filter_argument(ctx, argv[0], "filter", AMQ_KIND_BLOOM, &src))
+	if (!filter_unless_null(ctx, argv[0], AMQ_KIND_BLOOM, &src))
 		return;
 	if (sqlite3_value_type(argv[1]) == SQLITE_NULL) {
 		sqlite3_result_value(ctx, argv[0]);
@@ -114,10 +112,8 @@ void bloom_intersect_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 void bloom_count_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	(void)argc;
-	if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
-		return;
 	amq_filter f;
-	if (!filter_argument(ctx, argv[0], "filter", AMQ_KIND_BLOOM, &f))
+	if (!filter_unless_null(ctx, argv[0], AMQ_KIND_BLOOM, &f))
 		return;
 	sqlite3_result_int64(ctx, (sqlite3_int64)llround(amq_bloom_estimate_items(&f)));
 }
@@ -126,10 +122,8 @@ void bloom_count_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 void bloom_fpr_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	(void)argc;
-	if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
-		return;
 	amq_filter f;
-	if (!filter_argument(ctx, argv[0], "filter", AMQ_KIND_BLOOM, &f))
+	if (!filter_unless_null(ctx, argv[0], AMQ_KIND_BLOOM, &f))
 		return;
 	sqlite3_result_double(ctx, amq_bloom_expected_fpr(&f));
 }
@@ -138,10 +132,8 @@ void bloom_fpr_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 void bloom_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	(void)argc;
-	if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
-		return;
 	amq_filter f;
-	if (!filter_argument(ctx, argv[0], "filter", AMQ_KIND_BLOOM, &f))
+	if (!filter_unless_null(ctx, argv[0], AMQ_KIND_BLOOM, &f))
 		return;
 	result_info(ctx, &f);
 }

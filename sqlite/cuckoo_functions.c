@@ -39,10 +39,8 @@ void cuckoo_new_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 static bool copy_and_hash(sqlite3_context *ctx, sqlite3_value **argv, amq_filter *copy,
 			  uint64_t *hash)
 {
-	if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
-		return false;
 	amq_filter src;
-	if (!filter_argument(ctx, argv[0], "filter", AMQ_KIND_CUCKOO, &src))
+	if (!filter_unless_null(ctx, argv[0], AMQ_KIND_CUCKOO, &src))
 		return false;
 	if (sqlite3_value_type(argv[1]) == SQLITE_NULL) {
 		sqlite3_result_value(ctx, argv[0]);
@@ -121,10 +119,8 @@ void cuckoo_count_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 void cuckoo_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	(void)argc;
-	if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
-		return;
 	amq_filter f;
-	if (!filter_argument(ctx, argv[0], "filter", AMQ_KIND_CUCKOO, &f))
+	if (!filter_unless_null(ctx, argv[0], AMQ_KIND_CUCKOO, &f))
 		return;
 	result_info(ctx, &f);
 }
