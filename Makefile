@@ -3,8 +3,8 @@
 # Targets:
 #   make            build/amq.so (SQLite extension) and the PostgreSQL module
 #   make install    install the PostgreSQL extension (amq.control, $libdir/amq)
-#   make test       every test: core unit tests (plain and ASan+UBSan), a bounded
-#                   libFuzzer run, SQLite tests, pg_regress on a temporary server,
+#   make test       every test: core unit tests (plain, ASan+UBSan, and under
+#                   qemu-user for s390x and aarch64), a bounded libFuzzer run, SQLite tests, pg_regress on a temporary server,
 #                   interop; the last line is "N passed, N failed"
 #   make demo       the join-prefilter session in the sqlite3 CLI
 #   make bench      benchmarks (results go to docs/BENCHMARKS.md by hand)
@@ -24,7 +24,8 @@ export FUZZ_SECONDS
 
 # Debian packages: build, tests and benchmarks.
 PACKAGES := gcc make clang libclang-rt-14-dev libxxhash-dev libsqlite3-dev sqlite3 \
-	python3 postgresql-15 postgresql-server-dev-15 libbloom-dev
+	python3 postgresql-15 postgresql-server-dev-15 libbloom-dev \
+	qemu-user gcc-s390x-linux-gnu libc6-dev-s390x-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 
 WARN := -Wall -Wextra -Werror
 CFLAGS_AMQ := -std=c11 -O2 -g -fPIC -D_GNU_SOURCE $(WARN)

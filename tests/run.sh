@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 
 suites=(
 	"core:tests/core/run.sh"
+	"cross:tests/cross/run.sh"
 	"fuzz:tests/fuzz/run.sh"
 	"sqlite:tests/sqlite/run.sh"
 	"postgres:tests/pg/run.sh"
