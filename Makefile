@@ -4,8 +4,9 @@
 #   make            build/amq.so (SQLite extension) and the PostgreSQL module
 #   make install    install the PostgreSQL extension (amq.control, $libdir/amq)
 #   make test       every test: core unit tests (plain, ASan+UBSan, and under
-#                   qemu-user for s390x and aarch64), a bounded libFuzzer run, SQLite tests, pg_regress on a temporary server,
-#                   interop; the last line is "N passed, N failed"
+#                   qemu-user for s390x and aarch64), a bounded libFuzzer run,
+#                   SQLite tests, pg_regress on a temporary server, interop;
+#                   the last line is "N passed, N failed"
 #   make demo       the join-prefilter session in the sqlite3 CLI
 #   make bench      benchmarks (results go to docs/BENCHMARKS.md by hand)
 #   make deps       install missing Debian packages (apt-get as root, else
