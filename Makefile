@@ -29,7 +29,8 @@ PACKAGES := gcc make clang libclang-rt-14-dev libxxhash-dev libsqlite3-dev sqlit
 	qemu-user gcc-s390x-linux-gnu libc6-dev-s390x-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 
 WARN := -Wall -Wextra -Werror
-CFLAGS_AMQ := -std=c11 -O2 -g -fPIC -D_GNU_SOURCE $(WARN)
+# -fvisibility=hidden: build/amq.so exports its entry point and nothing else.
+CFLAGS_AMQ := -std=c11 -O2 -g -fPIC -fvisibility=hidden -D_GNU_SOURCE $(WARN)
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 CORE_SRC := $(wildcard core/*.c)

@@ -16,18 +16,18 @@
 
 #include "amq_pg.h"
 
-PG_FUNCTION_INFO_V1(amq_pg_bloom_agg_trans);
-PG_FUNCTION_INFO_V1(amq_pg_cuckoo_agg_trans);
-PG_FUNCTION_INFO_V1(amq_pg_agg_combine);
-PG_FUNCTION_INFO_V1(amq_pg_agg_serialize);
-PG_FUNCTION_INFO_V1(amq_pg_agg_deserialize);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_agg_final);
-PG_FUNCTION_INFO_V1(amq_pg_cuckoo_agg_final);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_union_agg_trans);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_union_agg_combine);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_union_agg_serialize);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_union_agg_deserialize);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_union_agg_final);
+AMQ_PG_FUNCTION(amq_pg_bloom_agg_trans);
+AMQ_PG_FUNCTION(amq_pg_cuckoo_agg_trans);
+AMQ_PG_FUNCTION(amq_pg_agg_combine);
+AMQ_PG_FUNCTION(amq_pg_agg_serialize);
+AMQ_PG_FUNCTION(amq_pg_agg_deserialize);
+AMQ_PG_FUNCTION(amq_pg_bloom_agg_final);
+AMQ_PG_FUNCTION(amq_pg_cuckoo_agg_final);
+AMQ_PG_FUNCTION(amq_pg_bloom_union_agg_trans);
+AMQ_PG_FUNCTION(amq_pg_bloom_union_agg_combine);
+AMQ_PG_FUNCTION(amq_pg_bloom_union_agg_serialize);
+AMQ_PG_FUNCTION(amq_pg_bloom_union_agg_deserialize);
+AMQ_PG_FUNCTION(amq_pg_bloom_union_agg_final);
 
 #define DEFAULT_FPR 0.01
 

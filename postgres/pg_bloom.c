@@ -14,15 +14,15 @@
 
 #include "amq_pg.h"
 
-PG_FUNCTION_INFO_V1(amq_pg_bloom_new);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_add);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_contains);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_contained_in);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_union);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_intersect);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_count);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_fpr);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_info);
+AMQ_PG_FUNCTION(amq_pg_bloom_new);
+AMQ_PG_FUNCTION(amq_pg_bloom_add);
+AMQ_PG_FUNCTION(amq_pg_bloom_contains);
+AMQ_PG_FUNCTION(amq_pg_bloom_contained_in);
+AMQ_PG_FUNCTION(amq_pg_bloom_union);
+AMQ_PG_FUNCTION(amq_pg_bloom_intersect);
+AMQ_PG_FUNCTION(amq_pg_bloom_count);
+AMQ_PG_FUNCTION(amq_pg_bloom_fpr);
+AMQ_PG_FUNCTION(amq_pg_bloom_info);
 
 /* bloom_new(capacity bigint, fpr float8, layout text = 'blocked') */
 Datum amq_pg_bloom_new(PG_FUNCTION_ARGS)

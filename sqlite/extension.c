@@ -108,9 +108,11 @@ static const struct function_entry {
 /*
  * The entry point SQLite derives from the file name build/amq.so. Registers
  * every function with user data that names it and shares the connection's
- * state; on failure names the function that could not be registered.
+ * state; on failure names the function that could not be registered. The
+ * only symbol the library exports (everything else is built hidden).
  */
-int sqlite3_amq_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi)
+__attribute__((visibility("default"))) int sqlite3_amq_init(sqlite3 *db, char **pzErrMsg,
+							    const sqlite3_api_routines *pApi)
 {
 #ifndef SQLITE_CORE
 	SQLITE_EXTENSION_INIT2(pApi);

@@ -11,6 +11,7 @@ suites=(
 	"cross:tests/cross/run.sh"
 	"fuzz:tests/fuzz/run.sh"
 	"sqlite:tests/sqlite/run.sh"
+	"exports:tests/exports/run.sh"
 	"postgres:tests/pg/run.sh"
 	"interop:tests/interop/run.sh"
 )
