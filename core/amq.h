@@ -17,6 +17,8 @@
 #include <stdint.h>
 
 #define AMQ_VERSION "0.2.0"
+/* The newest format version this build reads (docs/FORMAT.md); each variant
+ * is written with the first version that has it. */
 #define AMQ_FORMAT_VERSION 1
 #define AMQ_HEADER_BYTES 64
 /* Largest filter, header included: 1 GiB less 64 bytes, so that it fits a
@@ -127,6 +129,15 @@ amq_status amq_parse_layout(amq_kind kind, const char *name, size_t len, amq_lay
 amq_status amq_filter_open(amq_filter *f, const void *buf, size_t size, amq_error *err);
 /* O(size) check: checksum, zero padding, and (cuckoo) item count. */
 amq_status amq_filter_verify(const amq_filter *f, amq_error *err);
+/*
+ * What an adapter calls for a filter argument: open, then check the kind,
+ * then verify (skipped when trusted: these very bytes passed before), so
+ * both engines report the same fault for the same bytes. Messages start with
+ * "<function>: <argument>: ", e.g. "bloom_union: second filter: checksum
+ * mismatch".
+ */
+amq_status amq_filter_read(amq_filter *f, const void *buf, size_t size, amq_kind kind, bool trusted,
+			   const char *function, const char *argument, amq_error *err);
 /* Writes the header fields and checksum into f->bytes. */
 void amq_filter_seal(amq_filter *f);
 /* AMQ_WRONG_KIND unless f is of the kind named. */
@@ -139,6 +150,45 @@ void amq_filter_free(amq_filter *f, const amq_allocator *a);
 /* Describes f as one JSON object; returns the length written (truncated to
  * cap - 1 bytes, always NUL-terminated when cap > 0); 512 bytes always suffice. */
 size_t amq_filter_info_json(const amq_filter *f, char *out, size_t cap);
+
+/* ---- any filter, through its variant (variant.c) ---- */
+
+/* A membership test: false when hash was certainly never added to f. */
+typedef bool (*amq_probe)(const amq_filter *f, uint64_t hash);
+
+/* "bloom", "cuckoo". */
+const char *amq_kind_name(amq_kind kind);
+/* The SQL name of f's layout: "classic", "blocked", "b4". */
+const char *amq_filter_layout_name(const amq_filter *f);
+/* The hashes and cells of a filter of this kind and layout for capacity
+ * items at fpr; AMQ_TOO_LARGE past the size limit. Allocates nothing. */
+amq_status amq_filter_size(amq_kind kind, amq_layout layout, uint64_t capacity, double fpr,
+			   uint32_t *hashes, uint64_t *cells, amq_error *err);
+/* An empty filter of this kind and layout for capacity items at fpr. */
+amq_status amq_filter_create(amq_filter *f, amq_kind kind, amq_layout layout, uint64_t capacity,
+			     double fpr, uint64_t seed, const amq_allocator *a, amq_error *err);
+/* Adds one value; on failure (a full cuckoo filter) f is unchanged. */
+amq_status amq_filter_add(amq_filter *f, uint64_t hash, amq_error *err);
+bool amq_filter_contains(const amq_filter *f, uint64_t hash);
+/* The test amq_filter_contains runs for f on this CPU, for callers that probe
+ * one filter many times without choosing the variant on every probe. */
+amq_probe amq_filter_probe_for(const amq_filter *f);
+/* Removes one copy of hash (*removed false, f unchanged, when none is
+ * stored); AMQ_WRONG_KIND for a variant that cannot forget values. */
+amq_status amq_filter_remove(amq_filter *f, uint64_t hash, bool *removed, amq_error *err);
+/* How many times hash was added (never less than the truth); AMQ_WRONG_KIND
+ * for a variant that does not count. */
+amq_status amq_filter_frequency(const amq_filter *f, uint64_t hash, uint64_t *count,
+				amq_error *err);
+/* dst gets everything src holds; AMQ_INCOMPATIBLE unless both have the same
+ * variant and parameters. */
+amq_status amq_filter_union_into(amq_filter *dst, const amq_filter *src, amq_error *err);
+/* dst keeps what both hold; same rule. */
+amq_status amq_filter_intersect_into(amq_filter *dst, const amq_filter *src, amq_error *err);
+/* The false-positive rate a random absent value sees now. */
+double amq_filter_expected_fpr(const amq_filter *f);
+/* Distinct values f is estimated to hold. */
+double amq_filter_estimate_items(const amq_filter *f);
 
 /* ---- Bloom filters (bloom.c, bloom_sizing.c) ---- */
 

@@ -6,9 +6,10 @@
  * the distinct ones and inserts them in sorted order. Either way the result
  * depends only on the multiset of hashes, never on row order or on how
  * parallel workers split the rows, so a plan gives the same bytes serial or
- * parallel. Cuckoo always collects: its layout depends on insertion order.
+ * parallel. A variant whose bytes depend on insertion order (cuckoo: not
+ * order_free in its row of the variant table) always collects.
  */
-#include "internal.h"
+#include "variant.h"
 
 #include <math.h>
 
@@ -29,9 +30,8 @@ static amq_status set_params(amq_builder *b, amq_kind kind, amq_layout layout, d
 		st = amq_check_capacity(capacity > INT64_MAX ? -1 : (int64_t)capacity, err);
 	if (st != AMQ_OK)
 		return st;
-	if ((kind != AMQ_KIND_BLOOM && kind != AMQ_KIND_CUCKOO) ||
-	    (layout != AMQ_LAYOUT_CLASSIC &&
-	     !(kind == AMQ_KIND_BLOOM && layout == AMQ_LAYOUT_BLOCKED)))
+	const amq_variant *v = amq_variant_find(kind, layout);
+	if (v == NULL)
 		return amq_fail(err, AMQ_INVALID_ARGUMENT, "", "unknown filter kind %d / layout %d",
 				(int)kind, (int)layout);
 	b->kind = kind;
@@ -39,7 +39,7 @@ static amq_status set_params(amq_builder *b, amq_kind kind, amq_layout layout, d
 	b->fpr = fpr;
 	b->capacity = capacity;
 	b->seed = seed;
-	b->streaming = kind == AMQ_KIND_BLOOM && capacity != 0;
+	b->streaming = v->order_free && capacity != 0;
 	return AMQ_OK;
 }
 
@@ -49,12 +49,12 @@ amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, do
 {
 	amq_status st = set_params(b, kind, layout, fpr, capacity, seed, a, err);
 	if (st == AMQ_OK && b->streaming)
-		st = amq_bloom_create(&b->filter, capacity, fpr, layout, seed, a, err);
-	if (st == AMQ_OK && kind == AMQ_KIND_CUCKOO && capacity != 0) {
+		st = amq_filter_create(&b->filter, kind, layout, capacity, fpr, seed, a, err);
+	if (st == AMQ_OK && !b->streaming && capacity != 0) {
 		/* Say now, not after collecting every row, if the size is impossible. */
-		uint64_t buckets;
-		uint32_t bits;
-		st = amq_cuckoo_size(capacity, fpr, &buckets, &bits, err);
+		uint32_t hashes;
+		uint64_t cells;
+		st = amq_filter_size(kind, layout, capacity, fpr, &hashes, &cells, err);
 	}
 	return st;
 }
@@ -62,10 +62,8 @@ amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, do
 amq_status amq_builder_add(amq_builder *b, uint64_t hash, amq_error *err)
 {
 	b->rows++;
-	if (b->streaming) {
-		amq_bloom_add(&b->filter, hash);
-		return AMQ_OK;
-	}
+	if (b->streaming)
+		return amq_filter_add(&b->filter, hash, err);
 	return amq_hashset_add(&b->set, hash, err);
 }
 
@@ -81,7 +79,7 @@ amq_status amq_builder_merge(amq_builder *b, const amq_builder *other, amq_error
 				(unsigned long long)other->capacity);
 	b->rows += other->rows;
 	if (b->streaming)
-		return amq_bloom_union_into(&b->filter, &other->filter, err);
+		return amq_filter_union_into(&b->filter, &other->filter, err);
 	amq_status st = amq_hashset_reserve(&b->set, other->set.count, err);
 	if (st != AMQ_OK)
 		return st;
@@ -91,23 +89,25 @@ amq_status amq_builder_merge(amq_builder *b, const amq_builder *other, amq_error
 	return AMQ_OK;
 }
 
-/* Cuckoo filter holding the sorted distinct hashes. Without a fixed capacity a
- * filter that refuses an add (possible, rarely, just under the target load) is
- * rebuilt 1/8 larger, so the result is still a function of the hashes alone.
- * A refusal at twice the room the values need is not about load: more than
- * 2 x 4 of the hashes share their buckets and fingerprint, and only a table
- * far larger than the values would tell them apart, so it stops there. */
-static amq_status finish_cuckoo(amq_builder *b, amq_filter *out, amq_error *err)
+/* The filter holding the sorted distinct hashes. Without a fixed capacity a
+ * filter that refuses an add (a cuckoo filter, possible, rarely, just under
+ * its target load) is rebuilt 1/8 larger, so the result is still a function of
+ * the hashes alone. A refusal at twice the room the values need is not about
+ * load: more than 2 x 4 of the hashes share their buckets and fingerprint,
+ * and only a table far larger than the values would tell them apart, so it
+ * stops there. */
+static amq_status finish_collected(amq_builder *b, amq_filter *out, amq_error *err)
 {
 	uint64_t distinct = b->set.count ? b->set.count : 1;
 	uint64_t capacity = b->capacity ? b->capacity : distinct;
 	for (;;) {
-		amq_status st = amq_cuckoo_create(out, capacity, b->fpr, b->seed, &b->alloc, err);
+		amq_status st = amq_filter_create(out, b->kind, b->layout, capacity, b->fpr,
+						  b->seed, &b->alloc, err);
 		if (st != AMQ_OK)
 			return st;
 		size_t i = 0;
 		for (; i < b->set.count; i++) {
-			st = amq_cuckoo_add(out, b->set.hashes[i], err);
+			st = amq_filter_add(out, b->set.hashes[i], err);
 			if (st != AMQ_OK)
 				break;
 		}
@@ -139,16 +139,7 @@ amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)
 		return st;
 	}
 	amq_hashset_compact(&b->set);
-	if (b->kind == AMQ_KIND_CUCKOO)
-		return finish_cuckoo(b, out, err);
-	uint64_t distinct = b->set.count ? b->set.count : 1;
-	amq_status st = amq_bloom_create(out, distinct, b->fpr, b->layout, b->seed, &b->alloc, err);
-	if (st != AMQ_OK)
-		return st;
-	for (size_t i = 0; i < b->set.count; i++)
-		amq_bloom_add(out, b->set.hashes[i]);
-	amq_filter_seal(out);
-	return AMQ_OK;
+	return finish_collected(b, out, err);
 }
 
 /*
@@ -235,12 +226,13 @@ amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
 		if (st == AMQ_OK)
 			st = amq_filter_verify(&view, err);
 		if (st == AMQ_OK)
-			st = amq_bloom_size(b->capacity, b->fpr, b->layout, &bits, &hashes, err);
+			st = amq_filter_size(b->kind, b->layout, b->capacity, b->fpr, &hashes,
+					     &bits, err);
 		if (st != AMQ_OK) {
 			amq_builder_free(b);
 			return st;
 		}
-		if (view.kind != AMQ_KIND_BLOOM || view.layout != b->layout || view.cells != bits ||
+		if (view.kind != b->kind || view.layout != b->layout || view.cells != bits ||
 		    view.hashes != hashes || view.seed != b->seed)
 			return bad_state(b, err, "filter does not match parameters");
 		st = amq_filter_clone(&b->filter, &view, a, err);
