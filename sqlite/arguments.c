@@ -36,6 +36,11 @@ const char *fn_name(sqlite3_context *ctx)
 	return function_data(ctx)->name;
 }
 
+amq_kind fn_kind(sqlite3_context *ctx)
+{
+	return function_data(ctx)->kind;
+}
+
 const char *value_type_name(sqlite3_value *v)
 {
 	switch (sqlite3_value_type(v)) {
@@ -120,8 +125,7 @@ bool hash_value(sqlite3_context *ctx, sqlite3_value *v, uint64_t seed, uint64_t 
 	return hash_typed(ctx, v, sqlite3_value_type(v), seed, out);
 }
 
-bool filter_argument(sqlite3_context *ctx, sqlite3_value *v, const char *name, amq_kind kind,
-		     amq_filter *f)
+bool filter_argument(sqlite3_context *ctx, sqlite3_value *v, const char *name, amq_filter *f)
 {
 	if (sqlite3_value_type(v) != SQLITE_BLOB) {
 		report_usage_error(ctx, "%s must be a blob, got %s", name, value_type_name(v));
@@ -129,30 +133,24 @@ bool filter_argument(sqlite3_context *ctx, sqlite3_value *v, const char *name, a
 	}
 	const void *bytes = sqlite3_value_blob(v);
 	size_t size = (size_t)sqlite3_value_bytes(v);
-	amq_error err;
-	/* The kind is checked before the O(size) verification so that a wrong
-	 * kind is reported as such and costs nothing. */
-	if (amq_filter_open(f, bytes, size, &err) != AMQ_OK ||
-	    amq_filter_expect(f, kind, &err) != AMQ_OK) {
-		report_core_error(ctx, &err);
-		return false;
-	}
 	/* Verification is a function of the bytes alone, so bytes identical
 	 * to a filter that passed need no second look. */
 	struct amq_connection *conn = function_data(ctx)->conn;
-	if (connection_knows_verified(conn, bytes, size))
-		return true;
-	if (amq_filter_verify(f, &err) != AMQ_OK) {
+	bool trusted = connection_knows_verified(conn, bytes, size);
+	amq_error err;
+	if (amq_filter_read(f, bytes, size, fn_kind(ctx), trusted, fn_name(ctx), name, &err) !=
+	    AMQ_OK) {
 		report_core_error(ctx, &err);
 		return false;
 	}
-	connection_remember_verified(conn, bytes, size);
+	if (!trusted)
+		connection_remember_verified(conn, bytes, size);
 	return true;
 }
 
-bool filter_unless_null(sqlite3_context *ctx, sqlite3_value *v, amq_kind kind, amq_filter *f)
+bool filter_unless_null(sqlite3_context *ctx, sqlite3_value *v, amq_filter *f)
 {
-	return sqlite3_value_type(v) != SQLITE_NULL && filter_argument(ctx, v, "filter", kind, f);
+	return sqlite3_value_type(v) != SQLITE_NULL && filter_argument(ctx, v, "filter", f);
 }
 
 /*
@@ -166,11 +164,12 @@ struct filter_cache {
 	size_t size;
 	uint8_t header[AMQ_HEADER_BYTES];
 	amq_filter filter;
+	amq_probe probe;
 };
 
 /* The parse of the filter argument v, from the statement's auxiliary data
  * when it was made from these very bytes, else made now and stored there. */
-static const amq_filter *cached_filter(sqlite3_context *ctx, sqlite3_value *v, amq_kind kind)
+static const struct filter_cache *cached_filter(sqlite3_context *ctx, sqlite3_value *v)
 {
 	struct filter_cache *cache = sqlite3_get_auxdata(ctx, 0);
 	if (cache != NULL && sqlite3_value_type(v) == SQLITE_BLOB) {
@@ -178,11 +177,11 @@ static const amq_filter *cached_filter(sqlite3_context *ctx, sqlite3_value *v, a
 		size_t size = (size_t)sqlite3_value_bytes(v);
 		if (bytes == cache->bytes && size == cache->size &&
 		    memcmp(bytes, cache->header, AMQ_HEADER_BYTES) == 0)
-			return &cache->filter;
+			return cache;
 	}
 
 	amq_filter parsed;
-	if (!filter_argument(ctx, v, "filter", kind, &parsed))
+	if (!filter_argument(ctx, v, "filter", &parsed))
 		return NULL;
 	cache = sqlite3_malloc64(sizeof(*cache));
 	if (cache == NULL) {
@@ -193,6 +192,7 @@ static const amq_filter *cached_filter(sqlite3_context *ctx, sqlite3_value *v, a
 	cache->size = parsed.size;
 	memcpy(cache->header, parsed.bytes, AMQ_HEADER_BYTES);
 	cache->filter = parsed;
+	cache->probe = amq_filter_probe_for(&parsed);
 	/* SQLite may free the cache at once (out of memory) or after this
 	 * call (argument not constant), so read it back before trusting it. */
 	sqlite3_set_auxdata(ctx, 0, cache, sqlite3_free);
@@ -201,18 +201,22 @@ static const amq_filter *cached_filter(sqlite3_context *ctx, sqlite3_value *v, a
 		sqlite3_result_error_nomem(ctx);
 		return NULL;
 	}
-	return &cache->filter;
+	return cache;
 }
 
-bool probe_arguments(sqlite3_context *ctx, sqlite3_value **argv, amq_kind kind,
-		     const amq_filter **f, uint64_t *hash)
+bool probe_arguments(sqlite3_context *ctx, sqlite3_value **argv, const amq_filter **f,
+		     amq_probe *probe, uint64_t *hash)
 {
 	/* This runs once per row: each SQLite call is made once. */
 	int value_type = sqlite3_value_type(argv[1]);
 	if (value_type == SQLITE_NULL || sqlite3_value_type(argv[0]) == SQLITE_NULL)
 		return false;
-	*f = cached_filter(ctx, argv[0], kind);
-	return *f != NULL && hash_typed(ctx, argv[1], value_type, (*f)->seed, hash);
+	const struct filter_cache *cache = cached_filter(ctx, argv[0]);
+	if (cache == NULL)
+		return false;
+	*f = &cache->filter;
+	*probe = cache->probe;
+	return hash_typed(ctx, argv[1], value_type, (*f)->seed, hash);
 }
 
 bool fpr_argument(sqlite3_context *ctx, sqlite3_value *v, double *fpr)
@@ -259,7 +263,7 @@ bool capacity_argument(sqlite3_context *ctx, sqlite3_value *v, uint64_t *capacit
 	return true;
 }
 
-bool layout_argument(sqlite3_context *ctx, sqlite3_value *v, amq_kind kind, amq_layout *layout)
+bool layout_argument(sqlite3_context *ctx, sqlite3_value *v, amq_layout *layout)
 {
 	if (sqlite3_value_type(v) != SQLITE_TEXT) {
 		report_usage_error(ctx, "layout must be text, got %s", value_type_name(v));
@@ -271,8 +275,8 @@ bool layout_argument(sqlite3_context *ctx, sqlite3_value *v, amq_kind kind, amq_
 		return false;
 	}
 	amq_error err;
-	if (amq_parse_layout(kind, (const char *)name, (size_t)sqlite3_value_bytes(v), layout,
-			     &err) != AMQ_OK) {
+	if (amq_parse_layout(fn_kind(ctx), (const char *)name, (size_t)sqlite3_value_bytes(v),
+			     layout, &err) != AMQ_OK) {
 		report_core_error(ctx, &err);
 		return false;
 	}

@@ -71,38 +71,40 @@ SQLITE_EXTENSION_INIT1
 
 static const struct function_entry {
 	const char *name;
+	amq_kind kind;
 	int nargs;
 	void (*func)(sqlite3_context *, int, sqlite3_value **);
 	void (*step)(sqlite3_context *, int, sqlite3_value **);
 	void (*final)(sqlite3_context *);
 } functions[] = {
-    {"bloom_agg", 1, NULL, bloom_agg_step, bloom_agg_final},
-    {"bloom_agg", 2, NULL, bloom_agg_step, bloom_agg_final},
-    {"bloom_agg", 3, NULL, bloom_agg_step, bloom_agg_final},
-    {"bloom_agg", 4, NULL, bloom_agg_step, bloom_agg_final},
-    {"bloom_new", 2, bloom_new_func, NULL, NULL},
-    {"bloom_new", 3, bloom_new_func, NULL, NULL},
-    {"bloom_add", 2, bloom_add_func, NULL, NULL},
-    {"bloom_contains", 2, bloom_contains_func, NULL, NULL},
-    {"bloom_union", 2, bloom_union_func, NULL, NULL},
-    {"bloom_intersect", 2, bloom_intersect_func, NULL, NULL},
-    {"bloom_union_agg", 1, NULL, bloom_union_agg_step, bloom_union_agg_final},
-    {"bloom_count", 1, bloom_count_func, NULL, NULL},
-    {"bloom_fpr", 1, bloom_fpr_func, NULL, NULL},
-    {"bloom_info", 1, bloom_info_func, NULL, NULL},
-    {"cuckoo_agg", 1, NULL, cuckoo_agg_step, cuckoo_agg_final},
-    {"cuckoo_agg", 2, NULL, cuckoo_agg_step, cuckoo_agg_final},
-    {"cuckoo_agg", 3, NULL, cuckoo_agg_step, cuckoo_agg_final},
-    {"cuckoo_agg", 4, NULL, cuckoo_agg_step, cuckoo_agg_final},
-    {"cuckoo_new", 1, cuckoo_new_func, NULL, NULL},
-    {"cuckoo_new", 2, cuckoo_new_func, NULL, NULL},
-    {"cuckoo_add", 2, cuckoo_add_func, NULL, NULL},
-    {"cuckoo_delete", 2, cuckoo_delete_func, NULL, NULL},
-    {"cuckoo_contains", 2, cuckoo_contains_func, NULL, NULL},
-    {"cuckoo_count", 2, cuckoo_count_func, NULL, NULL},
-    {"cuckoo_info", 1, cuckoo_info_func, NULL, NULL},
-    {"amq_hash", 1, amq_hash_func, NULL, NULL},
-    {"amq_version", 0, amq_version_func, NULL, NULL},
+    {"bloom_agg", AMQ_KIND_BLOOM, 1, NULL, agg_step, agg_final},
+    {"bloom_agg", AMQ_KIND_BLOOM, 2, NULL, agg_step, agg_final},
+    {"bloom_agg", AMQ_KIND_BLOOM, 3, NULL, agg_step, agg_final},
+    {"bloom_agg", AMQ_KIND_BLOOM, 4, NULL, agg_step, agg_final},
+    {"bloom_new", AMQ_KIND_BLOOM, 2, new_func, NULL, NULL},
+    {"bloom_new", AMQ_KIND_BLOOM, 3, new_func, NULL, NULL},
+    {"bloom_add", AMQ_KIND_BLOOM, 2, add_func, NULL, NULL},
+    {"bloom_contains", AMQ_KIND_BLOOM, 2, contains_func, NULL, NULL},
+    {"bloom_union", AMQ_KIND_BLOOM, 2, union_func, NULL, NULL},
+    {"bloom_intersect", AMQ_KIND_BLOOM, 2, intersect_func, NULL, NULL},
+    {"bloom_union_agg", AMQ_KIND_BLOOM, 1, NULL, union_agg_step, union_agg_final},
+    {"bloom_count", AMQ_KIND_BLOOM, 1, estimate_func, NULL, NULL},
+    {"bloom_fpr", AMQ_KIND_BLOOM, 1, fpr_func, NULL, NULL},
+    {"bloom_info", AMQ_KIND_BLOOM, 1, info_func, NULL, NULL},
+    {"cuckoo_agg", AMQ_KIND_CUCKOO, 1, NULL, agg_step, agg_final},
+    {"cuckoo_agg", AMQ_KIND_CUCKOO, 2, NULL, agg_step, agg_final},
+    {"cuckoo_agg", AMQ_KIND_CUCKOO, 3, NULL, agg_step, agg_final},
+    {"cuckoo_agg", AMQ_KIND_CUCKOO, 4, NULL, agg_step, agg_final},
+    {"cuckoo_new", AMQ_KIND_CUCKOO, 1, new_func, NULL, NULL},
+    {"cuckoo_new", AMQ_KIND_CUCKOO, 2, new_func, NULL, NULL},
+    {"cuckoo_add", AMQ_KIND_CUCKOO, 2, add_func, NULL, NULL},
+    {"cuckoo_delete", AMQ_KIND_CUCKOO, 2, delete_func, NULL, NULL},
+    {"cuckoo_contains", AMQ_KIND_CUCKOO, 2, contains_func, NULL, NULL},
+    {"cuckoo_count", AMQ_KIND_CUCKOO, 2, frequency_func, NULL, NULL},
+    {"cuckoo_info", AMQ_KIND_CUCKOO, 1, info_func, NULL, NULL},
+    /* The kind of amq_hash and amq_version is never read. */
+    {"amq_hash", AMQ_KIND_BLOOM, 1, amq_hash_func, NULL, NULL},
+    {"amq_version", AMQ_KIND_BLOOM, 0, amq_version_func, NULL, NULL},
 };
 
 /*
@@ -125,7 +127,7 @@ __attribute__((visibility("default"))) int sqlite3_amq_init(sqlite3 *db, char **
 	int rc = SQLITE_OK;
 	for (size_t i = 0; rc == SQLITE_OK && i < sizeof(functions) / sizeof(functions[0]); i++) {
 		const struct function_entry *e = &functions[i];
-		struct function_data *fd = function_data_new(conn, e->name);
+		struct function_data *fd = function_data_new(conn, e->name, e->kind);
 		if (fd == NULL) {
 			rc = SQLITE_NOMEM;
 			break;

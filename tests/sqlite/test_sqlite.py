@@ -339,45 +339,56 @@ def test_errors():
 
     # Blobs that are not filters: core's messages.
     expect_error("SELECT bloom_contains(X'', 1)",
-                 f"invalid amq filter: a 0-byte value is shorter than the 64-byte header: {NOT_A_FILTER}")
+                 f"bloom_contains: filter: a 0-byte value is shorter than the 64-byte header: {NOT_A_FILTER}")
     expect_error("SELECT cuckoo_contains(X'00', 1)",
-                 f"invalid amq filter: a 1-byte value is shorter than the 64-byte header: {NOT_A_FILTER}")
+                 f"cuckoo_contains: filter: a 1-byte value is shorter than the 64-byte header: {NOT_A_FILTER}")
     expect_error("SELECT bloom_count(zeroblob(100))",
-                 f"invalid amq filter: bad magic bytes: {NOT_A_FILTER}")
+                 f"bloom_count: filter: bad magic bytes: {NOT_A_FILTER}")
     expect_error("SELECT bloom_info(substr(?, 1, length(?) - 1))",
-                 f"invalid amq filter: {len(f) - 1} bytes where the header needs {len(f)}: "
+                 f"bloom_info: filter: {len(f) - 1} bytes where the header needs {len(f)}: "
                  "the value was truncated or padded; rebuild it", (f, f))
     expect_error("SELECT bloom_fpr(?)",
-                 f"invalid amq filter: {len(f) + 1} bytes where the header needs {len(f)}: "
+                 f"bloom_fpr: filter: {len(f) + 1} bytes where the header needs {len(f)}: "
                  "the value was truncated or padded; rebuild it", (f + b"\0",))
     damaged = f[:-1] + bytes([f[-1] ^ 1])
-    checksum = ("invalid amq filter: checksum mismatch: "
+    checksum = ("{}: checksum mismatch: "
                 "the stored bytes were damaged or edited; rebuild the filter")
-    for sql in ("bloom_contains(?, 1)", "bloom_add(?, 1)", "bloom_count(?)", "bloom_union(?, ?)"):
-        expect_error(f"SELECT {sql}", checksum, (damaged,) * sql.count("?"))
+    for sql in ("bloom_contains(?, 1)", "bloom_add(?, 1)", "bloom_count(?)"):
+        expect_error(f"SELECT {sql}", checksum.format(sql.split("(")[0] + ": filter"), (damaged,))
+    # Each filter argument is named: the damaged one is the second here.
+    expect_error("SELECT bloom_union(?, ?)", checksum.format("bloom_union: second filter"),
+                 (f, damaged))
+    expect_error("SELECT bloom_union(?, ?)", checksum.format("bloom_union: first filter"),
+                 (damaged, damaged))
     cdamaged = c[:-9] + bytes([c[-9] ^ 0x10]) + c[-8:]
-    expect_error("SELECT cuckoo_count(?, 1)", checksum, (cdamaged,))
+    expect_error("SELECT cuckoo_count(?, 1)", checksum.format("cuckoo_count: filter"), (cdamaged,))
     version = bytearray(f)
     version[4] = 9
     expect_error("SELECT bloom_contains(?, 1)",
-                 "amq filter format version 9 was written by a newer amq (this build reads "
+                 "bloom_contains: filter: amq filter format version 9 was written by a newer amq (this build reads "
                  "versions 1 to 1): upgrade amq here to read it, or rebuild the filter with "
                  "this version", (bytes(version),))
 
     # The other kind of filter.
-    to_bloom = ("expected a bloom filter, got a cuckoo filter: "
+    to_bloom = ("{}: expected a bloom filter, got a cuckoo filter: "
                 "use the cuckoo_* functions for cuckoo filters")
-    to_cuckoo = ("expected a cuckoo filter, got a bloom filter: "
+    to_cuckoo = ("{}: expected a cuckoo filter, got a bloom filter: "
                  "use the bloom_* functions for bloom filters")
     for sql in ("bloom_contains(?, 1)", "bloom_add(?, 1)", "bloom_count(?)", "bloom_fpr(?)",
                 "bloom_info(?)"):
-        expect_error(f"SELECT {sql}", to_bloom, (c,))
-    expect_error("SELECT bloom_union(?, ?)", to_bloom, (f, c))
-    expect_error("SELECT bloom_intersect(?, ?)", to_bloom, (c, f))
-    expect_error("SELECT bloom_union_agg(x) FROM (SELECT ? AS x UNION ALL SELECT ?)", to_bloom, (f, c))
+        expect_error(f"SELECT {sql}", to_bloom.format(sql.split("(")[0] + ": filter"), (c,))
+    expect_error("SELECT bloom_union(?, ?)", to_bloom.format("bloom_union: second filter"), (f, c))
+    expect_error("SELECT bloom_intersect(?, ?)", to_bloom.format("bloom_intersect: first filter"),
+                 (c, f))
+    expect_error("SELECT bloom_union_agg(x) FROM (SELECT ? AS x UNION ALL SELECT ?)",
+                 to_bloom.format("bloom_union_agg: filter"), (f, c))
     for sql in ("cuckoo_contains(?, 1)", "cuckoo_count(?, 1)", "cuckoo_add(?, 1)",
                 "cuckoo_delete(?, 1)", "cuckoo_info(?)"):
-        expect_error(f"SELECT {sql}", to_cuckoo, (f,))
+        expect_error(f"SELECT {sql}", to_cuckoo.format(sql.split("(")[0] + ": filter"), (f,))
+    # The kind is checked before the checksum, as in PostgreSQL: a damaged
+    # filter of the other kind is reported as the other kind.
+    expect_error("SELECT bloom_contains(?, 1)", to_bloom.format("bloom_contains: filter"),
+                 (cdamaged,))
 
     # Filters that cannot be combined.
     g = one("SELECT bloom_new(1000, 0.1, 'classic')")
@@ -627,10 +638,10 @@ def test_filter_cache():
     damaged = a[:-1] + bytes([a[-1] ^ 0x80])
     db.execute("INSERT INTO filters(f) VALUES (?)", (damaged,))
     expect_error("SELECT bloom_contains(f, 5) FROM filters ORDER BY id",
-                 "invalid amq filter: checksum mismatch: "
+                 "bloom_contains: filter: checksum mismatch: "
                  "the stored bytes were damaged or edited; rebuild the filter")
     expect_error("SELECT bloom_count(f) FROM filters ORDER BY id",
-                 "invalid amq filter: checksum mismatch: "
+                 "bloom_count: filter: checksum mismatch: "
                  "the stored bytes were damaged or edited; rebuild the filter")
 
     # Per-row cost does not grow with the filter: 64 MiB against 1 KiB, probing
