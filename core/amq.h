@@ -19,7 +19,7 @@
 #define AMQ_VERSION "0.2.0"
 /* The newest format version this build reads (docs/FORMAT.md); each variant
  * is written with the first version that has it. */
-#define AMQ_FORMAT_VERSION 1
+#define AMQ_FORMAT_VERSION 2
 #define AMQ_HEADER_BYTES 64
 /* Largest filter, header included: 1 GiB less 64 bytes, so that it fits a
  * PostgreSQL varlena. (SQLite's default blob limit is 10^9 bytes; its adapter
@@ -30,6 +30,8 @@
 #define AMQ_BLOOM_MAX_HASHES 30
 /* A blocked filter puts each hash in its own one of the block's 8 words. */
 #define AMQ_BLOOM_BLOCKED_MAX_HASHES 8
+/* A counting Bloom filter's counters saturate here and then never change. */
+#define AMQ_COUNTING_MAX 15
 #define AMQ_CUCKOO_SLOTS 4
 #define AMQ_CUCKOO_MIN_FINGERPRINT 4
 #define AMQ_CUCKOO_MAX_FINGERPRINT 32
@@ -70,7 +72,8 @@ typedef enum amq_kind { AMQ_KIND_BLOOM = 1, AMQ_KIND_CUCKOO = 2 } amq_kind;
 
 typedef enum amq_layout {
 	AMQ_LAYOUT_CLASSIC = 0, /* bloom: k bits anywhere in m; cuckoo: b = 4 ('b4') */
-	AMQ_LAYOUT_BLOCKED = 1	/* bloom: all k bits in one 512-bit block */
+	AMQ_LAYOUT_BLOCKED = 1, /* bloom: all k bits in one 512-bit block */
+	AMQ_LAYOUT_COUNTING = 2 /* bloom: classic positions, a 4-bit counter each */
 } amq_layout;
 
 /*
@@ -116,8 +119,8 @@ amq_status amq_check_capacity(int64_t capacity, amq_error *err);
 /* The layout a filter of this kind gets when SQL names none: blocked for
  * Bloom filters (one cache line per probe), the plain b = 4 table for cuckoo. */
 amq_layout amq_default_layout(amq_kind kind);
-/* Parses a layout name of the given kind: 'blocked' or 'classic' for Bloom
- * filters, 'b4' for cuckoo filters. */
+/* Parses a layout name of the given kind: 'blocked', 'classic' or
+ * 'counting' for Bloom filters, 'b4' for cuckoo filters. */
 amq_status amq_parse_layout(amq_kind kind, const char *name, size_t len, amq_layout *out,
 			    amq_error *err);
 
@@ -259,14 +262,34 @@ amq_status amq_hashset_reserve(amq_hashset *s, size_t extra, amq_error *err);
 void amq_hashset_compact(amq_hashset *s);
 void amq_hashset_free(amq_hashset *s);
 
+/* Every hash added, duplicates kept (hashbag.c): what a counting Bloom
+ * aggregate without a capacity collects, 8 bytes per row. */
+typedef struct amq_hashbag {
+	uint64_t *hashes;
+	size_t count;
+	size_t capacity;
+	amq_allocator alloc;
+} amq_hashbag;
+
+void amq_hashbag_init(amq_hashbag *b, const amq_allocator *a);
+amq_status amq_hashbag_add(amq_hashbag *b, uint64_t hash, amq_error *err);
+/* Room for `extra` more hashes at hashes[count..]. */
+amq_status amq_hashbag_reserve(amq_hashbag *b, size_t extra, amq_error *err);
+amq_status amq_hashbag_append(amq_hashbag *b, const uint64_t *hashes, size_t n, amq_error *err);
+/* Sorts the bag in increasing order; returns the number of distinct hashes. */
+size_t amq_hashbag_sort(amq_hashbag *b);
+void amq_hashbag_free(amq_hashbag *b);
+
 /*
  * Builds one filter from a stream of hashes. With capacity 0 the hashes are
  * collected and the filter is sized at the end for the distinct ones; a Bloom
  * builder with a capacity streams into a fixed filter in constant memory. A
  * cuckoo builder always collects (its layout depends on insertion order, so it
  * inserts the sorted distinct hashes at the end); a capacity then fixes its size.
- * The result depends only on the multiset of hashes added, never on their
- * order or on how they were split between merged builders.
+ * A counting Bloom builder without a capacity collects every hash, duplicates
+ * included, since each row is an add. The result depends only on the multiset
+ * of hashes added, never on their order or on how they were split between
+ * merged builders.
  */
 typedef struct amq_builder {
 	amq_kind kind;
@@ -278,6 +301,8 @@ typedef struct amq_builder {
 	bool streaming; /* bloom with capacity: filter is live */
 	amq_filter filter;
 	amq_hashset set;
+	bool counts_rows; /* collecting, duplicates kept in bag instead of set */
+	amq_hashbag bag;
 	amq_allocator alloc;
 } amq_builder;
 

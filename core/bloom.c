@@ -80,6 +80,9 @@ void amq_bloom_add(amq_filter *f, uint64_t hash)
 	case AMQ_LAYOUT_CLASSIC:
 		probe_classic(f, hash, true);
 		break;
+	case AMQ_LAYOUT_COUNTING:
+		amq_filter_add(f, hash, NULL); /* counts the item itself */
+		return;
 	}
 	f->items++;
 }
@@ -95,6 +98,8 @@ bool amq_bloom_contains(const amq_filter *f, uint64_t hash)
 	switch (f->layout) {
 	case AMQ_LAYOUT_BLOCKED:
 		return amq_blocked_contains(f, hash);
+	case AMQ_LAYOUT_COUNTING:
+		return amq_filter_contains(f, hash);
 	case AMQ_LAYOUT_CLASSIC:
 		break;
 	}
@@ -157,14 +162,20 @@ uint64_t amq_bloom_bits_set(const amq_filter *f)
 
 double amq_bloom_estimate_items(const amq_filter *f)
 {
+	switch (f->layout) {
+	case AMQ_LAYOUT_COUNTING:
+		return amq_filter_estimate_items(f);
+	case AMQ_LAYOUT_CLASSIC:
+	case AMQ_LAYOUT_BLOCKED:
+		break;
+	}
 	double m = (double)f->cells, x = (double)amq_bloom_bits_set(f);
 	if (x >= m) /* saturated: report the largest finite estimate */
 		x = m - 0.5;
 	return -(m / f->hashes) * log1p(-x / m);
 }
 
-/* Chance that k distinct random bits out of `space` all fall among `set`. */
-static double all_set_chance(double set, double space, uint32_t k)
+double amq_all_set_chance(double set, double space, uint32_t k)
 {
 	double p = 1.0;
 	for (uint32_t j = 0; j < k; j++)
@@ -176,7 +187,10 @@ double amq_bloom_expected_fpr(const amq_filter *f)
 {
 	switch (f->layout) {
 	case AMQ_LAYOUT_CLASSIC:
-		return all_set_chance((double)amq_bloom_bits_set(f), (double)f->cells, f->hashes);
+		return amq_all_set_chance((double)amq_bloom_bits_set(f), (double)f->cells,
+					  f->hashes);
+	case AMQ_LAYOUT_COUNTING:
+		return amq_filter_expected_fpr(f);
 	case AMQ_LAYOUT_BLOCKED:
 		break;
 	}
@@ -184,9 +198,26 @@ double amq_bloom_expected_fpr(const amq_filter *f)
 	double sum = 0.0;
 	for (uint64_t b = 0; b < blocks; b++) {
 		uint64_t set = popcount_range(f->payload + b * AMQ_BLOCK_BYTES, AMQ_BLOCK_BYTES);
-		sum += all_set_chance((double)set, AMQ_BLOCK_BITS, f->hashes);
+		sum += amq_all_set_chance((double)set, AMQ_BLOCK_BITS, f->hashes);
 	}
 	return sum / (double)blocks;
+}
+
+void amq_classic_positions(const amq_filter *f, uint64_t hash, uint64_t *out)
+{
+	uint64_t m = f->cells, x = amq_reduce(hash, m), y = amq_reduce(amq_mix64(hash), m);
+	for (uint32_t i = 0; i < f->hashes; i++) {
+		uint64_t p = x;
+		while (already_chosen(out, i, p))
+			p = p + 1 == m ? 0 : p + 1;
+		out[i] = p;
+		x += y;
+		if (x >= m)
+			x -= m;
+		y += i + 1;
+		if (y >= m)
+			y %= m;
+	}
 }
 
 /* ---- the classic and blocked rows of the variant table ---- */

@@ -82,6 +82,7 @@ amq_status amq_bloom_size(uint64_t capacity, double fpr, amq_layout layout, uint
 	*hashes = k < 1 ? 1 : k > AMQ_BLOOM_MAX_HASHES ? AMQ_BLOOM_MAX_HASHES : (uint32_t)k;
 	switch (layout) {
 	case AMQ_LAYOUT_CLASSIC:
+	case AMQ_LAYOUT_COUNTING: /* the classic m and k, a counter per bit */
 		return AMQ_OK;
 	case AMQ_LAYOUT_BLOCKED:
 		break;
@@ -128,7 +129,7 @@ amq_status amq_bloom_create_exact(amq_filter *f, amq_layout layout, uint64_t bit
 {
 	const amq_variant *v = amq_variant_find(AMQ_KIND_BLOOM, layout);
 	if (v == NULL)
-		return amq_fail(err, AMQ_INVALID_ARGUMENT, "use 'classic' or 'blocked'",
+		return amq_fail(err, AMQ_INVALID_ARGUMENT, "use 'classic', 'blocked' or 'counting'",
 				"unknown bloom layout %d", (int)layout);
 	/* The header rules of the layout decide what can be built. */
 	amq_filter h = {.kind = AMQ_KIND_BLOOM, .layout = layout, .hashes = hashes, .cells = bits};

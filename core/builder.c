@@ -25,6 +25,7 @@ static amq_status set_params(amq_builder *b, amq_kind kind, amq_layout layout, d
 	memset(b, 0, sizeof(*b));
 	b->alloc = *a;
 	amq_hashset_init(&b->set, a);
+	amq_hashbag_init(&b->bag, a);
 	amq_status st = amq_check_fpr(fpr, err);
 	if (st == AMQ_OK && capacity != 0)
 		st = amq_check_capacity(capacity > INT64_MAX ? -1 : (int64_t)capacity, err);
@@ -40,6 +41,7 @@ static amq_status set_params(amq_builder *b, amq_kind kind, amq_layout layout, d
 	b->capacity = capacity;
 	b->seed = seed;
 	b->streaming = v->order_free && capacity != 0;
+	b->counts_rows = v->counts_duplicates && !b->streaming;
 	return AMQ_OK;
 }
 
@@ -64,6 +66,8 @@ amq_status amq_builder_add(amq_builder *b, uint64_t hash, amq_error *err)
 	b->rows++;
 	if (b->streaming)
 		return amq_filter_add(&b->filter, hash, err);
+	if (b->counts_rows)
+		return amq_hashbag_add(&b->bag, hash, err);
 	return amq_hashset_add(&b->set, hash, err);
 }
 
@@ -80,6 +84,8 @@ amq_status amq_builder_merge(amq_builder *b, const amq_builder *other, amq_error
 	b->rows += other->rows;
 	if (b->streaming)
 		return amq_filter_union_into(&b->filter, &other->filter, err);
+	if (b->counts_rows)
+		return amq_hashbag_append(&b->bag, other->bag.hashes, other->bag.count, err);
 	amq_status st = amq_hashset_reserve(&b->set, other->set.count, err);
 	if (st != AMQ_OK)
 		return st;
@@ -96,9 +102,10 @@ amq_status amq_builder_merge(amq_builder *b, const amq_builder *other, amq_error
  * load: more than 2 x 4 of the hashes share their buckets and fingerprint,
  * and only a table far larger than the values would tell them apart, so it
  * stops there. */
-static amq_status finish_collected(amq_builder *b, amq_filter *out, amq_error *err)
+static amq_status finish_collected(amq_builder *b, const uint64_t *hashes, size_t count,
+				   size_t distinct_count, amq_filter *out, amq_error *err)
 {
-	uint64_t distinct = b->set.count ? b->set.count : 1;
+	uint64_t distinct = distinct_count ? distinct_count : 1;
 	uint64_t capacity = b->capacity ? b->capacity : distinct;
 	for (;;) {
 		amq_status st = amq_filter_create(out, b->kind, b->layout, capacity, b->fpr,
@@ -106,8 +113,8 @@ static amq_status finish_collected(amq_builder *b, amq_filter *out, amq_error *e
 		if (st != AMQ_OK)
 			return st;
 		size_t i = 0;
-		for (; i < b->set.count; i++) {
-			st = amq_filter_add(out, b->set.hashes[i], err);
+		for (; i < count; i++) {
+			st = amq_filter_add(out, hashes[i], err);
 			if (st != AMQ_OK)
 				break;
 		}
@@ -123,7 +130,7 @@ static amq_status finish_collected(amq_builder *b, amq_filter *out, amq_error *e
 			    "for longer fingerprints",
 			    "cannot place %llu distinct values in a cuckoo filter: more "
 			    "than 8 of them share both buckets and the fingerprint",
-			    (unsigned long long)b->set.count);
+			    (unsigned long long)distinct_count);
 		capacity += capacity / 8 + 1;
 	}
 	amq_filter_seal(out);
@@ -138,8 +145,12 @@ amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)
 			amq_filter_seal(out);
 		return st;
 	}
+	if (b->counts_rows) {
+		size_t distinct = amq_hashbag_sort(&b->bag);
+		return finish_collected(b, b->bag.hashes, b->bag.count, distinct, out, err);
+	}
 	amq_hashset_compact(&b->set);
-	return finish_collected(b, out, err);
+	return finish_collected(b, b->set.hashes, b->set.count, b->set.count, out, err);
 }
 
 /*
@@ -156,7 +167,8 @@ amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq
 		body = b->filter.size;
 	} else {
 		amq_hashset_compact(&b->set);
-		body = 8 + b->set.count * 8;
+		amq_hashbag_sort(&b->bag);
+		body = 8 + (b->counts_rows ? b->bag.count : b->set.count) * 8;
 	}
 	uint8_t *p = b->alloc.alloc(b->alloc.ctx, STATE_HEADER + body);
 	if (p == NULL)
@@ -177,9 +189,12 @@ amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq
 	if (b->streaming) {
 		memcpy(p + STATE_HEADER, b->filter.bytes, b->filter.size);
 	} else {
-		amq_store64le(p + STATE_HEADER, b->set.count);
-		for (size_t i = 0; i < b->set.count; i++)
-			amq_store64le(p + STATE_HEADER + 8 + 8 * i, b->set.hashes[i]);
+		const amq_hashset *set = &b->set;
+		const uint64_t *hashes = b->counts_rows ? b->bag.hashes : set->hashes;
+		size_t n = b->counts_rows ? b->bag.count : set->count;
+		amq_store64le(p + STATE_HEADER, n);
+		for (size_t i = 0; i < n; i++)
+			amq_store64le(p + STATE_HEADER + 8 + 8 * i, hashes[i]);
 	}
 	*out = p;
 	*len = STATE_HEADER + body;
@@ -199,6 +214,7 @@ amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
 	memset(b, 0, sizeof(*b));
 	b->alloc = *a;
 	amq_hashset_init(&b->set, a);
+	amq_hashbag_init(&b->bag, a);
 	if (len < STATE_HEADER || memcmp(p, STATE_MAGIC, 4) != 0 || p[4] != STATE_VERSION)
 		return bad_state(b, err, "bad header");
 	double fpr;
@@ -243,14 +259,19 @@ amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
 	if (body_len < 8 || (body_len - 8) / 8 != amq_load64le(body) || (body_len - 8) % 8 != 0)
 		return bad_state(b, err, "hash count does not match its length");
 	size_t n = (size_t)amq_load64le(body);
-	st = amq_hashset_reserve(&b->set, n, err);
+	st = b->counts_rows ? amq_hashbag_reserve(&b->bag, n, err)
+			    : amq_hashset_reserve(&b->set, n, err);
 	if (st != AMQ_OK) {
 		amq_builder_free(b);
 		return st;
 	}
+	uint64_t *hashes = b->counts_rows ? b->bag.hashes : b->set.hashes;
 	for (size_t i = 0; i < n; i++)
-		b->set.hashes[i] = amq_load64le(body + 8 + 8 * i);
-	b->set.count = n;
+		hashes[i] = amq_load64le(body + 8 + 8 * i);
+	if (b->counts_rows)
+		b->bag.count = n;
+	else
+		b->set.count = n;
 	return AMQ_OK;
 }
 
@@ -258,4 +279,5 @@ void amq_builder_free(amq_builder *b)
 {
 	amq_filter_free(&b->filter, &b->alloc);
 	amq_hashset_free(&b->set);
+	amq_hashbag_free(&b->bag);
 }

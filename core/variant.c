@@ -14,6 +14,8 @@ const amq_variant *amq_variant_find(amq_kind kind, amq_layout layout)
 			return &amq_variant_bloom_classic;
 		case AMQ_LAYOUT_BLOCKED:
 			return &amq_variant_bloom_blocked;
+		case AMQ_LAYOUT_COUNTING:
+			return &amq_variant_bloom_counting;
 		}
 		return NULL;
 	case AMQ_KIND_CUCKOO:
@@ -21,6 +23,7 @@ const amq_variant *amq_variant_find(amq_kind kind, amq_layout layout)
 		case AMQ_LAYOUT_CLASSIC:
 			return &amq_variant_cuckoo_b4;
 		case AMQ_LAYOUT_BLOCKED:
+		case AMQ_LAYOUT_COUNTING:
 			return NULL;
 		}
 		return NULL;

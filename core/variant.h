@@ -22,6 +22,9 @@ typedef struct amq_variant {
 	/* The bytes depend only on the multiset of values added, not on their
 	 * order, so an aggregate with a capacity can stream into the filter. */
 	bool order_free;
+	/* Every add counts, duplicates included (a counting filter), so an
+	 * aggregate that collects must keep duplicate rows. */
+	bool counts_duplicates;
 
 	/* Payload bits per cell, for the size a too-large request would need. */
 	double (*cell_bits)(uint32_t hashes);
@@ -69,6 +72,7 @@ const amq_variant *amq_variant_of(const amq_filter *f);
 /* The rows (variant.c), one per core file. */
 extern const amq_variant amq_variant_bloom_classic;
 extern const amq_variant amq_variant_bloom_blocked;
+extern const amq_variant amq_variant_bloom_counting;
 extern const amq_variant amq_variant_cuckoo_b4;
 
 /* Shared by the Bloom rows (bloom.c): the hashes rule of a header, and the
@@ -76,6 +80,13 @@ extern const amq_variant amq_variant_cuckoo_b4;
 amq_status amq_bloom_check_hashes(const amq_filter *f, uint32_t max_hashes, const char *prefix,
 				  amq_error *err);
 amq_status amq_bloom_check_compatible(const amq_filter *a, const amq_filter *b, amq_error *err);
+
+/* The k distinct positions in [0, m) an item takes in a classic filter, in the
+ * order walk_classic visits them (bloom.c); the counting layout uses them for
+ * its counters, so it places exactly the classic bits. */
+void amq_classic_positions(const amq_filter *f, uint64_t hash, uint64_t *out);
+/* Chance that k distinct random cells out of `space` all fall among `set`. */
+double amq_all_set_chance(double set, double space, uint32_t k);
 
 /* True when no payload bit at or past bit `from` is set (format.c). */
 bool amq_tail_is_zero(const amq_filter *f, uint64_t from);
