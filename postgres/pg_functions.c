@@ -108,8 +108,8 @@ static Datum contained_in(FunctionCallInfo fcinfo, const amq_pg_call *call)
 	PG_RETURN_BOOL(probe(f, hash));
 }
 
-/* cuckoo_count(filter, value): how many times value was added, never less
- * than the truth. */
+/* cuckoo_count(filter, value) (int4), bloom_frequency(filter, value)
+ * (bigint): how many times value was added, never less than the truth. */
 static uint64 frequency(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	uint64 hash, count;
@@ -124,6 +124,11 @@ static uint64 frequency(FunctionCallInfo fcinfo, const amq_pg_call *call)
 static Datum frequency_int4(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	PG_RETURN_INT32((int32)Min(frequency(fcinfo, call), (uint64)PG_INT32_MAX));
+}
+
+static Datum frequency_int8(FunctionCallInfo fcinfo, const amq_pg_call *call)
+{
+	PG_RETURN_INT64((int64)Min(frequency(fcinfo, call), (uint64)PG_INT64_MAX));
 }
 
 /* A copy of the first filter combined with the second: union or intersection. */
@@ -191,6 +196,8 @@ AMQ_PG_KIND_FUNCTION(amq_pg_bloom_intersect, intersection, AMQ_KIND_BLOOM, "bloo
 AMQ_PG_KIND_FUNCTION(amq_pg_bloom_count, estimate, AMQ_KIND_BLOOM, "bloom_count")
 AMQ_PG_KIND_FUNCTION(amq_pg_bloom_fpr, expected_fpr, AMQ_KIND_BLOOM, "bloom_fpr")
 AMQ_PG_KIND_FUNCTION(amq_pg_bloom_info, info, AMQ_KIND_BLOOM, "bloom_info")
+AMQ_PG_KIND_FUNCTION(amq_pg_bloom_delete, delete, AMQ_KIND_BLOOM, "bloom_delete")
+AMQ_PG_KIND_FUNCTION(amq_pg_bloom_frequency, frequency_int8, AMQ_KIND_BLOOM, "bloom_frequency")
 
 AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_new, new_filter, AMQ_KIND_CUCKOO, "cuckoo_new")
 AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_add, add, AMQ_KIND_CUCKOO, "cuckoo_add")

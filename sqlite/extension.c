@@ -17,7 +17,8 @@
  *       SELECT bloom_agg(customer_id) FROM vip;          -- fpr 0.01, sized at the end
  *       SELECT bloom_agg(id, 0.001, 1000000) FROM t;     -- fixed size, constant memory
  *       SELECT bloom_agg(id, 0.01, NULL, 'classic') FROM t; -- NULL capacity: sized at the end
- *   bloom_new(capacity, fpr [, layout])    -> BLOB, layout 'blocked' (default) or 'classic'
+ *   bloom_new(capacity, fpr [, layout])    -> BLOB, layout 'blocked' (default), 'classic'
+ *                                             or 'counting' (4-bit counters: deletes, frequencies)
  *       SELECT bloom_new(100000, 0.01, 'classic');
  *   bloom_add(filter, value)               -> BLOB, a copy with value added
  *       UPDATE filters SET f = bloom_add(f, 42) WHERE name = 'vip';
@@ -31,6 +32,12 @@
  *   bloom_fpr(filter)                      -> REAL, the rate an absent value sees now
  *   bloom_info(filter)                     -> TEXT, JSON
  *       SELECT bloom_count(f), bloom_fpr(f), bloom_info(f) FROM filters;
+ *   bloom_delete(filter, value)            -> BLOB, counting only: a copy with value removed
+ *                                             (unchanged if certainly absent); delete only
+ *                                             what you added
+ *   bloom_frequency(filter, value)         -> INTEGER, counting only: times value was added,
+ *                                             never less than the truth (0: absent)
+ *       UPDATE filters SET f = bloom_delete(f, 42) WHERE name = 'live';
  *
  * Cuckoo filters
  *   cuckoo_agg(value [, fpr [, capacity [, layout]]]) aggregate -> BLOB, each distinct value once,
@@ -91,6 +98,8 @@ static const struct function_entry {
     {"bloom_count", AMQ_KIND_BLOOM, 1, estimate_func, NULL, NULL},
     {"bloom_fpr", AMQ_KIND_BLOOM, 1, fpr_func, NULL, NULL},
     {"bloom_info", AMQ_KIND_BLOOM, 1, info_func, NULL, NULL},
+    {"bloom_delete", AMQ_KIND_BLOOM, 2, delete_func, NULL, NULL},
+    {"bloom_frequency", AMQ_KIND_BLOOM, 2, frequency_func, NULL, NULL},
     {"cuckoo_agg", AMQ_KIND_CUCKOO, 1, NULL, agg_step, agg_final},
     {"cuckoo_agg", AMQ_KIND_CUCKOO, 2, NULL, agg_step, agg_final},
     {"cuckoo_agg", AMQ_KIND_CUCKOO, 3, NULL, agg_step, agg_final},

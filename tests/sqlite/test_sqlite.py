@@ -98,6 +98,7 @@ DOCUMENTED = {
     ("bloom_new", 2), ("bloom_new", 3), ("bloom_add", 2), ("bloom_contains", 2),
     ("bloom_union", 2), ("bloom_intersect", 2), ("bloom_union_agg", 1),
     ("bloom_count", 1), ("bloom_fpr", 1), ("bloom_info", 1),
+    ("bloom_delete", 2), ("bloom_frequency", 2),
     ("cuckoo_agg", 1), ("cuckoo_agg", 2), ("cuckoo_agg", 3), ("cuckoo_agg", 4),
     ("cuckoo_new", 1), ("cuckoo_new", 2), ("cuckoo_add", 2), ("cuckoo_delete", 2),
     ("cuckoo_contains", 2), ("cuckoo_count", 2), ("cuckoo_info", 1),
@@ -366,7 +367,7 @@ def test_errors():
     version[4] = 9
     expect_error("SELECT bloom_contains(?, 1)",
                  "bloom_contains: filter: amq filter format version 9 was written by a newer amq (this build reads "
-                 "versions 1 to 1): upgrade amq here to read it, or rebuild the filter with "
+                 "versions 1 to 2): upgrade amq here to read it, or rebuild the filter with "
                  "this version", (bytes(version),))
 
     # The other kind of filter.
@@ -454,9 +455,9 @@ def test_errors():
 
     # layout.
     expect_error("SELECT bloom_new(10, 0.01, 'fancy')",
-                 "unknown bloom layout 'fancy': use 'blocked' (the default) or 'classic'")
+                 "unknown bloom layout 'fancy': use 'blocked' (the default), 'classic' or 'counting'")
     expect_error("SELECT bloom_new(10, 0.01, 'Classic')",
-                 "unknown bloom layout 'Classic': use 'blocked' (the default) or 'classic'")
+                 "unknown bloom layout 'Classic': use 'blocked' (the default), 'classic' or 'counting'")
     expect_error("SELECT bloom_new(10, 0.01, 1)", "bloom_new: layout must be text, got integer")
     expect_error("SELECT bloom_new(10, 0.01, X'00')", "bloom_new: layout must be text, got blob")
 
@@ -707,14 +708,14 @@ def test_layouts():
     check(one("SELECT cuckoo_agg(x, 0.01, 4000, 'b4') = cuckoo_agg(x, 0.01, 4000) FROM lay") == 1,
           "cuckoo_agg with a capacity and 'b4'")
     # Every rejected layout, with the exact message.
-    bloom_hint = "use 'blocked' (the default) or 'classic'"
+    bloom_hint = "use 'blocked' (the default), 'classic' or 'counting'"
     cuckoo_hint = "use 'b4' (buckets of 4 fingerprints, the default)"
-    for name in ("fancy", "Blocked", "CLASSIC", "", "blocked ", "b4", "counting"):
+    for name in ("fancy", "Blocked", "CLASSIC", "", "blocked ", "b4", "Counting"):
         expect_error(f"SELECT bloom_agg(x, 0.01, NULL, '{name}') FROM lay",
                      f"unknown bloom layout '{name}': {bloom_hint}")
         expect_error(f"SELECT bloom_agg(x, 0.01, 100, '{name}') FROM lay",
                      f"unknown bloom layout '{name}': {bloom_hint}")
-    for name in ("classic", "blocked", "B4", "b2", ""):
+    for name in ("classic", "blocked", "counting", "B4", "b2", ""):
         expect_error(f"SELECT cuckoo_agg(x, 0.01, NULL, '{name}') FROM lay",
                      f"unknown cuckoo layout '{name}': {cuckoo_hint}")
     expect_error("SELECT bloom_agg(1, 0.01, 10, 4)", "bloom_agg: layout must be text, got integer")
@@ -727,11 +728,94 @@ def test_layouts():
                  f"unknown bloom layout '{'x' * 64}': {bloom_hint}")
 
 
+def test_counting():
+    """The counting layout: deletes, frequencies, aggregates that count every
+    row, combinations, and the errors on the other layouts."""
+    empty = one("SELECT bloom_new(1000, 0.01, 'counting')")
+    classic = one("SELECT bloom_new(1000, 0.01, 'classic')")
+    i = info(empty)
+    check(i["layout"] == "counting" and i["counters"] == info(classic)["bits"]
+          and i["hashes"] == info(classic)["hashes"] and i["counter_bits"] == 4
+          and i["format_version"] == 2, f"counting: the classic m and k, 4-bit counters: {i}")
+    check(info(classic)["format_version"] == 1, "classic is still written as version 1")
+    f = empty
+    for v in range(1, 301):
+        f = one("SELECT bloom_add(?, ?)", (f, v))
+    for r in range(5):
+        f = one("SELECT bloom_add(?, 'five times')", (f,))
+    check(one("SELECT bloom_frequency(?, 'five times')", (f,)) == 5, "frequency of a value added 5 times")
+    check(one("SELECT bloom_frequency(?, 7)", (f,)) == 1, "frequency of a value added once")
+    check(one("SELECT bloom_frequency(?, 'never')", (f,)) == 0, "frequency of an absent value")
+    check(one("SELECT bloom_frequency(?, NULL)", (f,)) is None, "frequency of NULL is NULL")
+    g = one("SELECT bloom_delete(?, 7)", (f,))
+    check(one("SELECT bloom_contains(?, 7)", (g,)) == 0 and info(g)["items"] == 304,
+          "a deleted value is gone and the item count falls")
+    lost = one(f"{series(300)} SELECT count(*) FROM n WHERE i <> 7 AND NOT bloom_contains(?, i)", (g,))
+    check(lost == 0, f"{lost} other values lost by one delete")
+    check(one("SELECT bloom_delete(?, 'never') = ?", (f, f)) == 1, "deleting an absent value changes nothing")
+    check(one("SELECT bloom_delete(?, NULL) = ?", (f, f)) == 1, "deleting NULL changes nothing")
+    check(one("SELECT bloom_delete(NULL, 1)") is None, "NULL filter gives NULL")
+    # Twenty adds and twenty deletes of one value: its counters saturate and stay.
+    h = f
+    for r in range(20):
+        h = one("SELECT bloom_add(?, 'hot')", (h,))
+    check(one("SELECT bloom_frequency(?, 'hot')", (h,)) >= 20, "frequency never below 20 adds")
+    for r in range(20):
+        h = one("SELECT bloom_delete(?, 'hot')", (h,))
+    check(info(h)["counters_saturated"] >= info(h)["hashes"] and one("SELECT bloom_contains(?, 'hot')", (h,)) == 1,
+          f"saturated counters stay: {info(h)}")
+    lost = one(f"{series(300)} SELECT count(*) FROM n WHERE NOT bloom_contains(?, i)", (h,))
+    check(lost == 0, f"{lost} values lost after 20 adds and deletes of another")
+    # Aggregates count every row, with or without a capacity, in any order.
+    db.execute("CREATE TABLE cnt(x INTEGER)")
+    db.execute(f"INSERT INTO cnt {series(5000)} SELECT i % 500 FROM n")
+    for capacity in ("NULL", "1000"):
+        agg = one(f"SELECT bloom_agg(x, 0.01, {capacity}, 'counting') FROM cnt")
+        rev = one(f"SELECT bloom_agg(x, 0.01, {capacity}, 'counting') FROM "
+                  "(SELECT x FROM cnt ORDER BY x DESC)")
+        check(agg == rev, f"capacity {capacity}: the same bytes in another row order")
+        below = one(f"{series(500, 0)} SELECT count(*) FROM n WHERE bloom_frequency(?, i) < 10", (agg,))
+        check(below == 0 and info(agg)["items"] == 5000,
+              f"capacity {capacity}: every row counted ({below} values below their 10 rows)")
+    streamed = one("SELECT bloom_agg(x, 0.01, 1000, 'counting') FROM cnt")
+    f = one("SELECT bloom_new(1000, 0.01, 'counting')")
+    for (x,) in db.execute("SELECT x FROM cnt").fetchall():
+        f = one("SELECT bloom_add(?, ?)", (f, x))
+    check(streamed == f, "bloom_agg(..., 'counting') with a capacity = bloom_new + bloom_add per row")
+    # Union adds counters; union_agg too; intersection keeps the smaller.
+    a = one("SELECT bloom_agg(x, 0.01, 1000, 'counting') FROM cnt WHERE rowid % 2 = 0")
+    b = one("SELECT bloom_agg(x, 0.01, 1000, 'counting') FROM cnt WHERE rowid % 2 = 1")
+    check(one("SELECT bloom_union(?, ?)", (a, b)) == streamed, "union of the halves = the whole")
+    check(one("SELECT bloom_union_agg(f) FROM (SELECT ? AS f UNION ALL SELECT ?)", (a, b)) == streamed,
+          "bloom_union_agg of the halves = the whole")
+    check(one("SELECT bloom_intersect(?, ?) = ?", (a, streamed, a)) == 1,
+          "intersection keeps the smaller counter: a part with the whole is the part")
+    check(abs(one("SELECT bloom_count(?)", (streamed,)) - 500) < 25, "bloom_count estimates 500 values")
+    check(0 < one("SELECT bloom_fpr(?)", (streamed,)) < 0.01, "bloom_fpr of a counting filter")
+    # The other layouts cannot delete or count; mixed layouts cannot combine.
+    hint = "build the filter with layout 'counting' for that"
+    for layout in ("classic", "blocked"):
+        expect_error(f"SELECT bloom_delete(bloom_new(10, 0.01, '{layout}'), 1)",
+                     f"a {layout} bloom filter cannot delete values: {hint}")
+        expect_error(f"SELECT bloom_frequency(bloom_new(10, 0.01, '{layout}'), 1)",
+                     f"a {layout} bloom filter cannot count how often a value was added: {hint}")
+    expect_error("SELECT bloom_delete(cuckoo_new(10), 1)",
+                 "bloom_delete: filter: expected a bloom filter, got a cuckoo filter: "
+                 "use the cuckoo_* functions for cuckoo filters")
+    c = one("SELECT bloom_new(1000, 0.01, 'classic')")
+    i, j = info(streamed), info(c)
+    expect_error("SELECT bloom_union(?, ?)",
+                 f"cannot combine bloom filters with different parameters (counting {i['counters']} "
+                 f"bits, {i['hashes']} hashes, seed 0 vs classic {j['bits']} bits, {j['hashes']} "
+                 "hashes, seed 0): build both filters with the same capacity, fpr and layout",
+                 (streamed, c))
+
+
 def main():
     tests = [test_registered_functions, test_flags_in_use, test_hashing, test_bloom_functions,
              test_cuckoo_functions, test_nulls, test_errors, test_aggregates,
              test_same_bytes_every_run, test_cli, test_demo, test_million_rows,
-             test_filter_cache, test_layouts]
+             test_filter_cache, test_layouts, test_counting]
     for test in tests:
         start = time.perf_counter()
         before = failed
