@@ -32,6 +32,14 @@
 #define AMQ_BLOOM_BLOCKED_MAX_HASHES 8
 /* A counting Bloom filter's counters saturate here and then never change. */
 #define AMQ_COUNTING_MAX 15
+/* A scalable Bloom filter's links grow by expansion (1..32, default 2), at
+ * most 64 links. */
+#define AMQ_SCALABLE_DEFAULT_EXPANSION 2
+#define AMQ_SCALABLE_MAX_EXPANSION 32
+#define AMQ_SCALABLE_MAX_LINKS 64
+/* amq_filter_info_json never needs more than this (a scalable chain lists
+ * its links). */
+#define AMQ_INFO_MAX 12288
 #define AMQ_CUCKOO_SLOTS 4
 #define AMQ_CUCKOO_MIN_FINGERPRINT 4
 #define AMQ_CUCKOO_MAX_FINGERPRINT 32
@@ -71,9 +79,10 @@ extern const amq_allocator amq_malloc_allocator;
 typedef enum amq_kind { AMQ_KIND_BLOOM = 1, AMQ_KIND_CUCKOO = 2 } amq_kind;
 
 typedef enum amq_layout {
-	AMQ_LAYOUT_CLASSIC = 0, /* bloom: k bits anywhere in m; cuckoo: b = 4 ('b4') */
-	AMQ_LAYOUT_BLOCKED = 1, /* bloom: all k bits in one 512-bit block */
-	AMQ_LAYOUT_COUNTING = 2 /* bloom: classic positions, a 4-bit counter each */
+	AMQ_LAYOUT_CLASSIC = 0,	 /* bloom: k bits anywhere in m; cuckoo: b = 4 ('b4') */
+	AMQ_LAYOUT_BLOCKED = 1,	 /* bloom: all k bits in one 512-bit block */
+	AMQ_LAYOUT_COUNTING = 2, /* bloom: classic positions, a 4-bit counter each */
+	AMQ_LAYOUT_SCALABLE = 3	 /* bloom: a growing chain of blocked links */
 } amq_layout;
 
 /*
@@ -119,8 +128,8 @@ amq_status amq_check_capacity(int64_t capacity, amq_error *err);
 /* The layout a filter of this kind gets when SQL names none: blocked for
  * Bloom filters (one cache line per probe), the plain b = 4 table for cuckoo. */
 amq_layout amq_default_layout(amq_kind kind);
-/* Parses a layout name of the given kind: 'blocked', 'classic' or
- * 'counting' for Bloom filters, 'b4' for cuckoo filters. */
+/* Parses a layout name of the given kind: 'blocked', 'classic', 'counting'
+ * or 'scalable' for Bloom filters, 'b4' for cuckoo filters. */
 amq_status amq_parse_layout(amq_kind kind, const char *name, size_t len, amq_layout *out,
 			    amq_error *err);
 
@@ -151,7 +160,8 @@ amq_status amq_filter_clone(amq_filter *dst, const amq_filter *src, const amq_al
 /* Frees a filter whose buffer came from a create/clone call with allocator a. */
 void amq_filter_free(amq_filter *f, const amq_allocator *a);
 /* Describes f as one JSON object; returns the length written (truncated to
- * cap - 1 bytes, always NUL-terminated when cap > 0); 512 bytes always suffice. */
+ * cap - 1 bytes, always NUL-terminated when cap > 0); AMQ_INFO_MAX bytes always
+ * suffice. */
 size_t amq_filter_info_json(const amq_filter *f, char *out, size_t cap);
 
 /* ---- any filter, through its variant (variant.c) ---- */
@@ -170,8 +180,17 @@ amq_status amq_filter_size(amq_kind kind, amq_layout layout, uint64_t capacity, 
 /* An empty filter of this kind and layout for capacity items at fpr. */
 amq_status amq_filter_create(amq_filter *f, amq_kind kind, amq_layout layout, uint64_t capacity,
 			     double fpr, uint64_t seed, const amq_allocator *a, amq_error *err);
-/* Adds one value; on failure (a full cuckoo filter) f is unchanged. */
+/* The same with an expansion (0: the default), which only the scalable layout
+ * takes: any other is AMQ_INVALID_ARGUMENT. */
+amq_status amq_filter_create_expanding(amq_filter *f, amq_kind kind, amq_layout layout,
+				       uint64_t capacity, double fpr, uint32_t expansion,
+				       uint64_t seed, const amq_allocator *a, amq_error *err);
+/* Adds one value; on failure (a full cuckoo filter) f is unchanged. A
+ * scalable filter whose newest link is full needs amq_filter_add_to. */
 amq_status amq_filter_add(amq_filter *f, uint64_t hash, amq_error *err);
+/* amq_filter_add for a filter whose buffer came from a: a scalable filter
+ * that must grow gets a new, larger buffer from a (the old one is freed). */
+amq_status amq_filter_add_to(amq_filter *f, uint64_t hash, const amq_allocator *a, amq_error *err);
 bool amq_filter_contains(const amq_filter *f, uint64_t hash);
 /* The test amq_filter_contains runs for f on this CPU, for callers that probe
  * one filter many times without choosing the variant on every probe. */
@@ -240,6 +259,13 @@ uint32_t amq_cuckoo_count(const amq_filter *f, uint64_t hash);
 double amq_cuckoo_load(const amq_filter *f);
 /* 1 - (1 - 1/(2^f - 1))^(2b * load): the rate a random absent value sees now. */
 double amq_cuckoo_expected_fpr(const amq_filter *f);
+
+/* ---- scalable Bloom filters (bloom_scalable.c) ---- */
+
+/* An empty chain of one blocked link for capacity values; the compound rate
+ * stays below fpr however far it grows, by expansion times per link. */
+amq_status amq_scalable_create(amq_filter *f, uint64_t capacity, double fpr, uint32_t expansion,
+			       uint64_t seed, const amq_allocator *a, amq_error *err);
 
 /* ---- building without knowing n (hashset.c, builder.c) ---- */
 

@@ -81,6 +81,7 @@ void amq_bloom_add(amq_filter *f, uint64_t hash)
 		probe_classic(f, hash, true);
 		break;
 	case AMQ_LAYOUT_COUNTING:
+	case AMQ_LAYOUT_SCALABLE:
 		amq_filter_add(f, hash, NULL); /* counts the item itself */
 		return;
 	}
@@ -99,6 +100,7 @@ bool amq_bloom_contains(const amq_filter *f, uint64_t hash)
 	case AMQ_LAYOUT_BLOCKED:
 		return amq_blocked_contains(f, hash);
 	case AMQ_LAYOUT_COUNTING:
+	case AMQ_LAYOUT_SCALABLE:
 		return amq_filter_contains(f, hash);
 	case AMQ_LAYOUT_CLASSIC:
 		break;
@@ -164,6 +166,7 @@ double amq_bloom_estimate_items(const amq_filter *f)
 {
 	switch (f->layout) {
 	case AMQ_LAYOUT_COUNTING:
+	case AMQ_LAYOUT_SCALABLE:
 		return amq_filter_estimate_items(f);
 	case AMQ_LAYOUT_CLASSIC:
 	case AMQ_LAYOUT_BLOCKED:
@@ -190,6 +193,7 @@ double amq_bloom_expected_fpr(const amq_filter *f)
 		return amq_all_set_chance((double)amq_bloom_bits_set(f), (double)f->cells,
 					  f->hashes);
 	case AMQ_LAYOUT_COUNTING:
+	case AMQ_LAYOUT_SCALABLE:
 		return amq_filter_expected_fpr(f);
 	case AMQ_LAYOUT_BLOCKED:
 		break;

@@ -85,6 +85,7 @@ amq_status amq_bloom_size(uint64_t capacity, double fpr, amq_layout layout, uint
 	case AMQ_LAYOUT_COUNTING: /* the classic m and k, a counter per bit */
 		return AMQ_OK;
 	case AMQ_LAYOUT_BLOCKED:
+	case AMQ_LAYOUT_SCALABLE: /* the size of its first link */
 		break;
 	}
 
@@ -128,7 +129,7 @@ amq_status amq_bloom_create_exact(amq_filter *f, amq_layout layout, uint64_t bit
 				  uint64_t seed, const amq_allocator *a, amq_error *err)
 {
 	const amq_variant *v = amq_variant_find(AMQ_KIND_BLOOM, layout);
-	if (v == NULL)
+	if (v == NULL || v->create != NULL)
 		return amq_fail(err, AMQ_INVALID_ARGUMENT, "use 'classic', 'blocked' or 'counting'",
 				"unknown bloom layout %d", (int)layout);
 	/* The header rules of the layout decide what can be built. */

@@ -114,7 +114,7 @@ static amq_status finish_collected(amq_builder *b, const uint64_t *hashes, size_
 			return st;
 		size_t i = 0;
 		for (; i < count; i++) {
-			st = amq_filter_add(out, hashes[i], err);
+			st = amq_filter_add_to(out, hashes[i], &b->alloc, err);
 			if (st != AMQ_OK)
 				break;
 		}

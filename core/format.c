@@ -161,6 +161,11 @@ static amq_status open_filter(amq_filter *f, const void *buf, size_t size, const
 				"the value was truncated or padded; rebuild it",
 				"%s%zu bytes where the header needs %llu", prefix, size,
 				(unsigned long long)(h.payload_size + AMQ_HEADER_BYTES));
+	if (v->check_payload != NULL) {
+		st = v->check_payload(&h, prefix, err);
+		if (st != AMQ_OK)
+			return st;
+	}
 	*f = h;
 	return AMQ_OK;
 }
@@ -191,7 +196,8 @@ static amq_status verify_filter(const amq_filter *f, const char *prefix, amq_err
 		return amq_fail(err, AMQ_INVALID_FILTER,
 				"the stored bytes were damaged or edited; rebuild the filter",
 				"%schecksum mismatch", prefix);
-	return amq_variant_of(f)->verify(f, prefix, err);
+	const amq_variant *v = amq_variant_of(f);
+	return v->verify != NULL ? v->verify(f, prefix, err) : AMQ_OK;
 }
 
 amq_status amq_filter_verify(const amq_filter *f, amq_error *err)

@@ -16,6 +16,8 @@ const amq_variant *amq_variant_find(amq_kind kind, amq_layout layout)
 			return &amq_variant_bloom_blocked;
 		case AMQ_LAYOUT_COUNTING:
 			return &amq_variant_bloom_counting;
+		case AMQ_LAYOUT_SCALABLE:
+			return &amq_variant_bloom_scalable;
 		}
 		return NULL;
 	case AMQ_KIND_CUCKOO:
@@ -24,6 +26,7 @@ const amq_variant *amq_variant_find(amq_kind kind, amq_layout layout)
 			return &amq_variant_cuckoo_b4;
 		case AMQ_LAYOUT_BLOCKED:
 		case AMQ_LAYOUT_COUNTING:
+		case AMQ_LAYOUT_SCALABLE:
 			return NULL;
 		}
 		return NULL;
@@ -52,15 +55,32 @@ const char *amq_filter_layout_name(const amq_filter *f)
 	return amq_variant_of(f)->layout_name;
 }
 
-amq_status amq_filter_create(amq_filter *f, amq_kind kind, amq_layout layout, uint64_t capacity,
-			     double fpr, uint64_t seed, const amq_allocator *a, amq_error *err)
+amq_status amq_filter_create_expanding(amq_filter *f, amq_kind kind, amq_layout layout,
+				       uint64_t capacity, double fpr, uint32_t expansion,
+				       uint64_t seed, const amq_allocator *a, amq_error *err)
 {
 	uint32_t hashes;
 	uint64_t cells;
 	amq_status st = amq_filter_size(kind, layout, capacity, fpr, &hashes, &cells, err);
 	if (st != AMQ_OK)
 		return st;
+	const amq_variant *v = amq_variant_find(kind, layout);
+	if (v->create != NULL)
+		return v->create(f, capacity, fpr,
+				 expansion ? expansion : AMQ_SCALABLE_DEFAULT_EXPANSION, seed, a,
+				 err);
+	if (expansion != 0)
+		return amq_fail(err, AMQ_INVALID_ARGUMENT,
+				"pass an expansion only with layout 'scalable'",
+				"a %s %s filter does not grow, so it takes no expansion",
+				v->layout_name, v->kind_name);
 	return amq_filter_allocate(f, kind, layout, hashes, seed, cells, a, err);
+}
+
+amq_status amq_filter_create(amq_filter *f, amq_kind kind, amq_layout layout, uint64_t capacity,
+			     double fpr, uint64_t seed, const amq_allocator *a, amq_error *err)
+{
+	return amq_filter_create_expanding(f, kind, layout, capacity, fpr, 0, seed, a, err);
 }
 
 amq_status amq_filter_size(amq_kind kind, amq_layout layout, uint64_t capacity, double fpr,
@@ -82,9 +102,17 @@ amq_status amq_filter_size(amq_kind kind, amq_layout layout, uint64_t capacity, 
 	return st;
 }
 
+amq_status amq_filter_add_to(amq_filter *f, uint64_t hash, const amq_allocator *a, amq_error *err)
+{
+	const amq_variant *v = amq_variant_of(f);
+	if (v->add_grow != NULL)
+		return v->add_grow(f, hash, a, err);
+	return v->add(f, hash, err);
+}
+
 amq_status amq_filter_add(amq_filter *f, uint64_t hash, amq_error *err)
 {
-	return amq_variant_of(f)->add(f, hash, err);
+	return amq_filter_add_to(f, hash, NULL, err);
 }
 
 bool amq_filter_contains(const amq_filter *f, uint64_t hash)

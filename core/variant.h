@@ -33,14 +33,27 @@ typedef struct amq_variant {
 	/* Header rules beyond the common ones (hashes range, items bound);
 	 * prefix starts every message. */
 	amq_status (*check_header)(const amq_filter *f, const char *prefix, amq_error *err);
-	/* O(size) payload rules, run after the checksum matched. */
+	/* O(1)-per-part rules on the payload's own structure, run when the
+	 * filter opens, after its length matched. NULL: none. */
+	amq_status (*check_payload)(const amq_filter *f, const char *prefix, amq_error *err);
+	/* O(size) payload rules, run after the checksum matched. NULL: none. */
 	amq_status (*verify)(const amq_filter *f, const char *prefix, amq_error *err);
 	/* The hashes and cells of a filter for capacity items at fpr. */
 	amq_status (*size)(uint64_t capacity, double fpr, uint32_t *hashes, uint64_t *cells,
 			   amq_error *err);
 
-	/* Adds one value; on failure the filter is unchanged. */
+	/* An empty filter with an expansion (0: the default). NULL: allocate
+	 * a zeroed payload of size()'s parameters; an expansion is refused. */
+	amq_status (*create)(amq_filter *f, uint64_t capacity, double fpr, uint32_t expansion,
+			     uint64_t seed, const amq_allocator *a, amq_error *err);
+
+	/* Adds one value; on failure the filter is unchanged. NULL for a
+	 * variant that grows (add_grow). */
 	amq_status (*add)(amq_filter *f, uint64_t hash, amq_error *err);
+	/* Adds one value, replacing f's buffer by a larger one from a when it
+	 * must grow (AMQ_FILTER_FULL then when a is NULL). NULL: fixed size. */
+	amq_status (*add_grow)(amq_filter *f, uint64_t hash, const amq_allocator *a,
+			       amq_error *err);
 	/* False when hash was certainly never added: amq_bloom_probe's shape. */
 	bool (*contains)(const amq_filter *f, uint64_t hash);
 	/* The fastest contains this CPU runs for f (no per-probe dispatch). */
@@ -73,6 +86,7 @@ const amq_variant *amq_variant_of(const amq_filter *f);
 extern const amq_variant amq_variant_bloom_classic;
 extern const amq_variant amq_variant_bloom_blocked;
 extern const amq_variant amq_variant_bloom_counting;
+extern const amq_variant amq_variant_bloom_scalable;
 extern const amq_variant amq_variant_cuckoo_b4;
 
 /* Shared by the Bloom rows (bloom.c): the hashes rule of a header, and the

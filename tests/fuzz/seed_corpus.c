@@ -38,18 +38,20 @@ int main(int argc, char **argv)
 	    {"bloom_classic", AMQ_KIND_BLOOM, AMQ_LAYOUT_CLASSIC},
 	    {"bloom_blocked", AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED},
 	    {"bloom_counting", AMQ_KIND_BLOOM, AMQ_LAYOUT_COUNTING},
+	    {"bloom_scalable", AMQ_KIND_BLOOM, AMQ_LAYOUT_SCALABLE},
 	    {"cuckoo", AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC},
 	};
 	enum { NVARIANTS = sizeof(variants) / sizeof(variants[0]) };
 	amq_filter f[NVARIANTS];
 	for (int i = 0; i < NVARIANTS; i++) {
-		if (amq_filter_create(&f[i], variants[i].kind, variants[i].layout, 40, 0.05, 0, A,
+		if (amq_filter_create(&f[i], variants[i].kind, variants[i].layout, 25, 0.05, 0, A,
 				      &err) != AMQ_OK) {
 			fprintf(stderr, "%s: %s\n", variants[i].name, err.message);
 			return 1;
 		}
-		for (int64_t v = 0; v < 30; v++)
-			amq_filter_add(&f[i], amq_hash_int(v % 20, 0), &err);
+		/* 60 adds of 40 values: a scalable chain grows a second link. */
+		for (int64_t v = 0; v < 60; v++)
+			amq_filter_add_to(&f[i], amq_hash_int(v % 40, 0), A, &err);
 	}
 	for (int i = 0; i < NVARIANTS; i++) {
 		amq_filter_seal(&f[i]);
