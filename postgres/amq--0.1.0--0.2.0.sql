@@ -1,6 +1,7 @@
 -- amq 0.1.0 -> 0.2.0: Bloom filters made through SQL are blocked by default,
--- the aggregates take a layout as a 4th argument, and the counting layout
--- brings bloom_delete and bloom_frequency. Stored filters of every 0.1.0 kind
+-- the aggregates take a layout as a 4th argument, the counting layout brings
+-- bloom_delete and bloom_frequency, and the scalable layout bloom_new with an
+-- expansion. Stored filters of every 0.1.0 kind
 -- and layout read unchanged and are written unchanged (format version 1);
 -- only the new layouts are written as format version 2.
 
@@ -36,3 +37,9 @@ CREATE FUNCTION bloom_delete(filter bloom, value anycompatible) RETURNS bloom
 	AS 'MODULE_PATHNAME', 'amq_pg_bloom_delete' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100;
 CREATE FUNCTION bloom_frequency(filter bloom, value anycompatible) RETURNS bigint
 	AS 'MODULE_PATHNAME', 'amq_pg_bloom_frequency' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1;
+
+-- The scalable Bloom filter (layout 'scalable', format version 2): a chain
+-- that grows by expansion times per link.
+CREATE FUNCTION bloom_new(capacity bigint, fpr float8, layout text, expansion integer)
+	RETURNS bloom
+	AS 'MODULE_PATHNAME', 'amq_pg_bloom_new' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;

@@ -98,6 +98,12 @@ CREATE FUNCTION bloom_delete(filter bloom, value anycompatible) RETURNS bloom
 CREATE FUNCTION bloom_frequency(filter bloom, value anycompatible) RETURNS bigint
 	AS 'MODULE_PATHNAME', 'amq_pg_bloom_frequency' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1;
 
+-- The scalable Bloom filter (layout 'scalable', format version 2): a chain
+-- that grows by expansion times per link.
+CREATE FUNCTION bloom_new(capacity bigint, fpr float8, layout text, expansion integer)
+	RETURNS bloom
+	AS 'MODULE_PATHNAME', 'amq_pg_bloom_new' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
+
 -- filter @> value and value <@ filter: bloom_contains.
 CREATE OPERATOR @> (
 	LEFTARG = bloom, RIGHTARG = anycompatible, FUNCTION = bloom_contains,

@@ -16,14 +16,15 @@
 
 #include "amq_pg.h"
 
-/* bloom_new(capacity bigint, fpr float8, layout text = 'blocked'),
- * cuckoo_new(capacity bigint, fpr float8 = 0.01) */
+/* bloom_new(capacity bigint, fpr float8, layout text = 'blocked' [,
+ * expansion integer]), cuckoo_new(capacity bigint, fpr float8 = 0.01) */
 static Datum new_filter(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	int64 capacity = PG_GETARG_INT64(0);
 	double fpr = PG_GETARG_FLOAT8(1);
 	amq_allocator a = amq_pg_allocator(CurrentMemoryContext);
 	amq_layout layout = amq_default_layout(call->kind);
+	int32 expansion = PG_NARGS() > 3 ? PG_GETARG_INT32(3) : 0;
 	amq_filter f;
 	amq_error err;
 	struct varlena *result;
@@ -37,8 +38,12 @@ static Datum new_filter(FunctionCallInfo fcinfo, const amq_pg_call *call)
 					      VARSIZE_ANY_EXHDR(name), &layout, &err),
 			     &err);
 	}
-	amq_pg_check(amq_filter_create(&f, call->kind, layout, (uint64)capacity, fpr,
-				       AMQ_DEFAULT_SEED, &a, &err),
+	if (PG_NARGS() > 3 && (expansion < 1 || expansion > AMQ_SCALABLE_MAX_EXPANSION))
+		ereport(ERROR, errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			errmsg("%s: expansion must be between 1 and %d, got %d", call->name,
+			       AMQ_SCALABLE_MAX_EXPANSION, expansion));
+	amq_pg_check(amq_filter_create_expanding(&f, call->kind, layout, (uint64)capacity, fpr,
+						 (uint32)expansion, AMQ_DEFAULT_SEED, &a, &err),
 		     &err);
 	result = amq_pg_filter_to_varlena(&f);
 	amq_filter_free(&f, &a);
@@ -46,11 +51,14 @@ static Datum new_filter(FunctionCallInfo fcinfo, const amq_pg_call *call)
 }
 
 /* bloom_add(filter, value), cuckoo_add(filter, value): a copy with value
- * added; NULL value: the filter as is. A full cuckoo filter is an error. */
+ * added (a scalable filter may grow, so the copy is a core buffer turned
+ * into the result); NULL value: the filter as is. A full cuckoo filter is an
+ * error. */
 static Datum add(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
+	amq_allocator a = amq_pg_allocator(CurrentMemoryContext);
 	struct varlena *result;
-	amq_filter f;
+	amq_filter src, f;
 	amq_error err;
 	uint64 hash;
 
@@ -58,10 +66,13 @@ static Datum add(FunctionCallInfo fcinfo, const amq_pg_call *call)
 		PG_RETURN_NULL();
 	if (PG_ARGISNULL(1))
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
-	result = amq_pg_copy_filter(PG_GETARG_DATUM(0), call, "filter", &f);
-	hash = amq_pg_hash_value(amq_pg_cached_hasher(fcinfo, 1), PG_GETARG_DATUM(1), f.seed);
-	amq_pg_check(amq_filter_add(&f, hash, &err), &err);
+	amq_pg_read_filter(PG_GETARG_DATUM(0), call, "filter", &src);
+	hash = amq_pg_hash_value(amq_pg_cached_hasher(fcinfo, 1), PG_GETARG_DATUM(1), src.seed);
+	amq_pg_check(amq_filter_clone(&f, &src, &a, &err), &err);
+	amq_pg_check(amq_filter_add_to(&f, hash, &a, &err), &err);
 	amq_filter_seal(&f);
+	result = amq_pg_filter_to_varlena(&f);
+	amq_filter_free(&f, &a);
 	PG_RETURN_POINTER(result);
 }
 
@@ -178,7 +189,7 @@ static Datum expected_fpr(FunctionCallInfo fcinfo, const amq_pg_call *call)
 /* bloom_info(filter), cuckoo_info(filter): the core's description as jsonb. */
 static Datum info(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
-	char json[512];
+	char json[AMQ_INFO_MAX];
 	amq_filter f;
 
 	amq_pg_read_filter(PG_GETARG_DATUM(0), call, "filter", &f);

@@ -304,7 +304,7 @@ void result_filter(sqlite3_context *ctx, amq_filter *f)
 
 void result_info(sqlite3_context *ctx, const amq_filter *f)
 {
-	char json[512]; /* core's guaranteed maximum */
+	char json[AMQ_INFO_MAX]; /* core's guaranteed maximum */
 	size_t len = amq_filter_info_json(f, json, sizeof(json));
 	sqlite3_result_text(ctx, json, (int)len, SQLITE_TRANSIENT);
 }

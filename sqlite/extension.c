@@ -17,8 +17,11 @@
  *       SELECT bloom_agg(customer_id) FROM vip;          -- fpr 0.01, sized at the end
  *       SELECT bloom_agg(id, 0.001, 1000000) FROM t;     -- fixed size, constant memory
  *       SELECT bloom_agg(id, 0.01, NULL, 'classic') FROM t; -- NULL capacity: sized at the end
- *   bloom_new(capacity, fpr [, layout])    -> BLOB, layout 'blocked' (default), 'classic'
- *                                             or 'counting' (4-bit counters: deletes, frequencies)
+ *   bloom_new(capacity, fpr [, layout [, expansion]]) -> BLOB, layout 'blocked' (default),
+ *                                             'classic', 'counting' (4-bit counters: deletes,
+ *                                             frequencies) or 'scalable' (a chain of blocked
+ *                                             links that grows by expansion, default 2, and
+ *                                             keeps the compound rate below fpr)
  *       SELECT bloom_new(100000, 0.01, 'classic');
  *   bloom_add(filter, value)               -> BLOB, a copy with value added
  *       UPDATE filters SET f = bloom_add(f, 42) WHERE name = 'vip';
@@ -90,6 +93,7 @@ static const struct function_entry {
     {"bloom_agg", AMQ_KIND_BLOOM, 4, NULL, agg_step, agg_final},
     {"bloom_new", AMQ_KIND_BLOOM, 2, new_func, NULL, NULL},
     {"bloom_new", AMQ_KIND_BLOOM, 3, new_func, NULL, NULL},
+    {"bloom_new", AMQ_KIND_BLOOM, 4, new_func, NULL, NULL},
     {"bloom_add", AMQ_KIND_BLOOM, 2, add_func, NULL, NULL},
     {"bloom_contains", AMQ_KIND_BLOOM, 2, contains_func, NULL, NULL},
     {"bloom_union", AMQ_KIND_BLOOM, 2, union_func, NULL, NULL},

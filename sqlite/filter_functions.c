@@ -9,8 +9,9 @@
 
 #include <math.h>
 
-/* bloom_new(capacity, fpr [, layout]), cuckoo_new(capacity [, fpr]): an
- * empty filter; fpr defaults to 0.01, layout to the kind's default. */
+/* bloom_new(capacity, fpr [, layout [, expansion]]), cuckoo_new(capacity
+ * [, fpr]): an empty filter; fpr defaults to 0.01, layout to the kind's
+ * default; only a scalable filter takes an expansion. */
 void new_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	for (int i = 0; i < argc; i++)
@@ -23,10 +24,25 @@ void new_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	    (argc > 1 && !fpr_argument(ctx, argv[1], &fpr)) ||
 	    (argc > 2 && !layout_argument(ctx, argv[2], &layout)))
 		return;
+	sqlite3_int64 expansion = 0;
+	if (argc > 3) {
+		if (sqlite3_value_type(argv[3]) != SQLITE_INTEGER) {
+			report_usage_error(ctx, "expansion must be an integer, got %s",
+					   value_type_name(argv[3]));
+			return;
+		}
+		expansion = sqlite3_value_int64(argv[3]);
+		if (expansion < 1 || expansion > AMQ_SCALABLE_MAX_EXPANSION) {
+			report_usage_error(ctx, "expansion must be between 1 and %d, got %lld",
+					   AMQ_SCALABLE_MAX_EXPANSION, (long long)expansion);
+			return;
+		}
+	}
 	amq_filter f;
 	amq_error err;
-	if (amq_filter_create(&f, fn_kind(ctx), layout, capacity, fpr, AMQ_DEFAULT_SEED,
-			      &amq_sqlite_allocator, &err) != AMQ_OK) {
+	if (amq_filter_create_expanding(&f, fn_kind(ctx), layout, capacity, fpr,
+					(uint32_t)expansion, AMQ_DEFAULT_SEED,
+					&amq_sqlite_allocator, &err) != AMQ_OK) {
 		report_core_error(ctx, &err);
 		return;
 	}
@@ -60,7 +76,8 @@ static bool copy_and_hash(sqlite3_context *ctx, sqlite3_value **argv, amq_filter
 }
 
 /* bloom_add(filter, value), cuckoo_add(filter, value): a copy with value
- * added; a full cuckoo filter is an error (core says how full and what to do). */
+ * added (a scalable filter grows into a larger copy); a full cuckoo filter is
+ * an error (core says how full and what to do). */
 void add_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	(void)argc;
@@ -69,7 +86,7 @@ void add_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	if (!copy_and_hash(ctx, argv, &f, &hash))
 		return;
 	amq_error err;
-	if (amq_filter_add(&f, hash, &err) != AMQ_OK) {
+	if (amq_filter_add_to(&f, hash, &amq_sqlite_allocator, &err) != AMQ_OK) {
 		amq_filter_free(&f, &amq_sqlite_allocator);
 		report_core_error(ctx, &err);
 		return;

@@ -71,13 +71,15 @@ static const char *const SEEDS[] = {
     "SELECT bloom_agg(i % 40, 0.05, NULL, 'counting') FROM n",
     "SELECT bloom_delete(bloom_add(bloom_add(bloom_new(200, 0.1, 'counting'), 1), 2), 1)",
     "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300) "
+    "SELECT bloom_agg(i, 0.05, 40, 'scalable') FROM n",
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300) "
     "SELECT cuckoo_agg(i) FROM n",
     "SELECT cuckoo_add(cuckoo_add(cuckoo_new(40, 0.1), 1), 1)",
     "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100) "
     "SELECT cuckoo_agg(i * 1.5, 0.000001) FROM n",
 };
 #define NSEEDS (sizeof(SEEDS) / sizeof(SEEDS[0]))
-#define FIRST_CUCKOO_SEED 7 /* SEEDS before it build bloom filters */
+#define FIRST_CUCKOO_SEED 8 /* SEEDS before it build bloom filters */
 
 /* Changes one parsed header field of a valid filter and reseals it, so only
  * the checks after the checksum can catch the damage. */
@@ -100,7 +102,7 @@ static void reseal_with_damage(struct blob *b)
 		f.kind = (amq_kind)(rng() % 4);
 		break;
 	case 4:
-		f.layout = (amq_layout)(rng() % 4);
+		f.layout = (amq_layout)(rng() % 5);
 		break;
 	default:
 		/* Random payload bits under a valid header. */

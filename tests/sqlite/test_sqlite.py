@@ -455,9 +455,9 @@ def test_errors():
 
     # layout.
     expect_error("SELECT bloom_new(10, 0.01, 'fancy')",
-                 "unknown bloom layout 'fancy': use 'blocked' (the default), 'classic' or 'counting'")
+                 "unknown bloom layout 'fancy': use 'blocked' (the default), 'classic', 'counting' or 'scalable'")
     expect_error("SELECT bloom_new(10, 0.01, 'Classic')",
-                 "unknown bloom layout 'Classic': use 'blocked' (the default), 'classic' or 'counting'")
+                 "unknown bloom layout 'Classic': use 'blocked' (the default), 'classic', 'counting' or 'scalable'")
     expect_error("SELECT bloom_new(10, 0.01, 1)", "bloom_new: layout must be text, got integer")
     expect_error("SELECT bloom_new(10, 0.01, X'00')", "bloom_new: layout must be text, got blob")
 
@@ -708,7 +708,7 @@ def test_layouts():
     check(one("SELECT cuckoo_agg(x, 0.01, 4000, 'b4') = cuckoo_agg(x, 0.01, 4000) FROM lay") == 1,
           "cuckoo_agg with a capacity and 'b4'")
     # Every rejected layout, with the exact message.
-    bloom_hint = "use 'blocked' (the default), 'classic' or 'counting'"
+    bloom_hint = "use 'blocked' (the default), 'classic', 'counting' or 'scalable'"
     cuckoo_hint = "use 'b4' (buckets of 4 fingerprints, the default)"
     for name in ("fancy", "Blocked", "CLASSIC", "", "blocked ", "b4", "Counting"):
         expect_error(f"SELECT bloom_agg(x, 0.01, NULL, '{name}') FROM lay",
