@@ -12,6 +12,7 @@ suites=(
 	"sqlite:tests/sqlite/run.sh"
 	"postgres:tests/pg/run.sh"
 	"interop:tests/interop/run.sh"
+	"multi:tests/multi/run.sh"
 )
 
 total_pass=0

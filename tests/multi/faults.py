@@ -1,0 +1,67 @@
+"""Shards that fail: one that is down, one without amq.
+
+Uses the vip and filters tables of pushdown.py.
+"""
+
+from nodes import fetched, foreign_scans, node_ctl, plan, psql, run_psql
+
+QUERY = ("SELECT count(*) || ' ' || sum(o.id) FROM orders o JOIN vip v USING (customer_id) "
+         "WHERE bloom_contains((SELECT b FROM filters WHERE name = 'vip'), o.customer_id)")
+
+
+def shard_down(r):
+    """With shard2 stopped the prefiltered join fails with postgres_fdw's
+    error and prints no rows; restarted, it gives the first answer again."""
+    before = psql("coord", QUERY)
+    node_ctl("stop", "shard2")
+    try:
+        out = run_psql("coord", QUERY)
+        r.check("shard2 down: the query fails with postgres_fdw's error and no rows",
+                out.returncode != 0 and out.stdout == ""
+                and 'could not connect to server "shard2"' in out.stderr,
+                out.stderr.strip().split("\n")[0])
+        out = run_psql("coord", "SELECT count(*) FROM orders_s1 WHERE bloom_contains("
+                                "(SELECT b FROM filters WHERE name = 'vip'), customer_id)")
+        r.check("shard2 down: shard1 alone still answers", out.returncode == 0, out.stdout.strip())
+    finally:
+        node_ctl("start", "shard2")
+    r.check("shard2 restarted: the same query gives the same answer",
+            psql("coord", QUERY) == before, before[0])
+
+
+def shard_without_amq(r):
+    """A database with orders but no amq, behind a server with extensions
+    'amq': the remote query fails with the remote error naming the missing
+    function; the same server without extensions 'amq' answers, filtering
+    on the coordinator."""
+    psql("shard2", "CREATE DATABASE noamq;")
+    psql("shard2", "CREATE TABLE orders (id bigint, customer_id bigint, amount numeric(10, 2));"
+                   "INSERT INTO orders SELECT i, i, 1 FROM generate_series(0, 99999) i;", db="noamq")
+    psql("coord", f"""
+        CREATE SERVER noamq FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1',
+          port '{psql('shard2', 'SHOW port')[0]}', dbname 'noamq', extensions 'amq');
+        CREATE USER MAPPING FOR PUBLIC SERVER noamq OPTIONS (user 'postgres');
+        CREATE FOREIGN TABLE noamq_orders (id bigint, customer_id bigint, amount numeric(10, 2))
+          SERVER noamq OPTIONS (table_name 'orders');""")
+    probe = ("SELECT count(*) FROM noamq_orders WHERE bloom_contains("
+             "(SELECT b FROM filters WHERE name = 'vip'), customer_id)")
+    out = run_psql("coord", probe)
+    r.check("a shard without amq: the remote error, no rows",
+            out.returncode != 0 and out.stdout == ""
+            and 'ERROR:  type "public.bloom" does not exist' in out.stderr
+            and "remote SQL command: SELECT count(*) FROM public.orders WHERE "
+                "(public.bloom_contains($1::public.bloom, customer_id))" in out.stderr,
+            " / ".join(out.stderr.strip().split("\n")))
+    psql("coord", "ALTER SERVER noamq OPTIONS (DROP extensions);")
+    scans = foreign_scans(plan("coord", probe, True))
+    r.check("the same shard without extensions 'amq': filtered on the coordinator, all rows fetched",
+            len(scans) == 1 and "bloom" not in scans[0]["Remote SQL"] and fetched(scans[0]) == 100000,
+            scans[0]["Remote SQL"])
+    kept = int(psql("coord", probe)[0])
+    r.check("the same shard without extensions 'amq': every vip customer, at most the fpr bound more",
+            2000 <= kept <= 2000 + 1.5 * 0.01 * 98000, str(kept))
+
+
+def run_all(r):
+    r.run("shard down", shard_down)
+    r.run("shard without amq", shard_without_amq)
