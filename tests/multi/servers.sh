@@ -61,7 +61,7 @@ amq_multi_orders() {
 # The SQL that creates and fills a shard's orders with ids FIRST..LAST.
 amq_orders_sql() {
 	echo "CREATE TABLE orders (id bigint PRIMARY KEY, customer_id bigint NOT NULL, amount numeric(10, 2));
-	      INSERT INTO orders SELECT i, (i * 7919) % $3, (i % 10000) / 100.0 FROM generate_series($1, $2) i;
+	      INSERT INTO orders SELECT i, (i * 7919) % $3, (i % 10000) / 100.0 FROM generate_series($1::bigint, $2) i;
 	      ANALYZE orders;"
 }
 
