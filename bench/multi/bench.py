@@ -5,7 +5,9 @@ coordinator and two shards and loads orders, ROWS rows over the shards).
    orders over TCP, plain and with a stored Bloom filter shipped in Remote
    SQL (fpr 0.01, and the same keys in filters padded to 1 MiB and 64 MiB):
    server time, rows fetched from the shards, and bytes each way on the wire
-   (counted by a relay, bench/multi/proxy.py, in a separate run per case).
+   (counted by a relay, bench/multi/proxy.py, in a separate run per case);
+   and the filter's shipping alone: the same filter against a one-row
+   table on each shard (sent as text, parsed at Bind, one probe).
 2. One node: a 5M-row fact table joined with a 500k-row dimension whose hash
    table is larger than work_mem, plain and prefiltered, at work_mem 4MB
    (the default) and 1GB.
@@ -25,6 +27,9 @@ from proxy import Relay  # noqa: E402
 
 JOIN = ("SELECT count(*), sum(o.amount) FROM orders o JOIN vip v USING (customer_id)")
 PREFILTERED = JOIN + " WHERE bloom_contains((SELECT f FROM filters WHERE name = '{name}'), o.customer_id)"
+# The filter's shipping alone: a one-row table on each shard.
+ONE_ROW = ("SELECT count(*), NULL FROM (SELECT customer_id FROM one_s1 UNION ALL SELECT customer_id "
+           "FROM one_s2) o WHERE bloom_contains((SELECT f FROM filters WHERE name = '{name}'), o.customer_id)")
 SERIAL = "SET max_parallel_workers_per_gather = 0;"
 
 
@@ -38,7 +43,11 @@ def setup_coordinator(customers):
         CREATE TABLE filters (name text PRIMARY KEY, f bloom NOT NULL);
         INSERT INTO filters SELECT 'vip', bloom_agg(customer_id, 0.01) FROM vip;
         INSERT INTO filters SELECT '1MiB', bloom_agg(customer_id, 0.01, 875000) FROM vip;
-        INSERT INTO filters SELECT '64MiB', bloom_agg(customer_id, 0.01, 56000000) FROM vip;""")
+        INSERT INTO filters SELECT '64MiB', bloom_agg(customer_id, 0.01, 56000000) FROM vip;
+        CREATE FOREIGN TABLE one_s1 (customer_id bigint) SERVER shard1 OPTIONS (table_name 'one');
+        CREATE FOREIGN TABLE one_s2 (customer_id bigint) SERVER shard2 OPTIONS (table_name 'one');""")
+    for shard in ("shard1", "shard2"):
+        psql(shard, "CREATE TABLE one AS SELECT 1::bigint AS customer_id;")
 
 
 def wire_bytes(relays, query):
@@ -53,6 +62,8 @@ def wire_bytes(relays, query):
 def across_servers(runs):
     cases = [("plain join", JOIN, None)] + [
         (f"prefiltered, {name} filter", PREFILTERED.format(name=name), name)
+        for name in ("vip", "1MiB", "64MiB")] + [
+        (f"{name} filter shipped, 1 row per shard probed", ONE_ROW.format(name=name), name)
         for name in ("vip", "1MiB", "64MiB")]
     results = {}
     for _ in range(runs):
@@ -88,12 +99,12 @@ def one_node(runs):
     """A join whose build side (500k dimension rows) outgrows work_mem."""
     psql("coord", """
         CREATE TABLE fact AS SELECT i AS id, (i * 7919) % 5000000 AS customer_id,
-          (i % 1000) / 10.0 AS amount FROM generate_series(1, 5000000) i;
+          (i % 1000) / 10.0 AS amount FROM generate_series(1::bigint, 5000000) i;
         CREATE TABLE dim AS SELECT c AS customer_id, md5(c::text) AS name
           FROM generate_series(0, 4999999, 10) c;
         ANALYZE fact, dim;
         INSERT INTO filters SELECT 'dim', bloom_agg(customer_id, 0.01) FROM dim;""")
-    join = "SELECT count(*), sum(f.amount), max(d.name) FROM fact f JOIN dim d USING (customer_id)"
+    join = "SELECT count(*), round(sum(f.amount), 2), max(d.name) FROM fact f JOIN dim d USING (customer_id)"
     cases = [("plain", join),
              ("prefiltered, stored filter",
               join + " WHERE bloom_contains((SELECT f FROM filters WHERE name = 'dim'), f.customer_id)"),
