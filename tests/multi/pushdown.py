@@ -51,10 +51,12 @@ def shard_counts():
 
 
 def check_scans(r, name, scans, marker, counts):
-    """Every shard's Remote SQL carries marker; each shard ships at most
+    """Every shard's Remote SQL carries marker, both scans are asynchronous
+    (async_capable: the shards work at the same time); each shard ships at most
     its true matches plus 1.5 x fpr x its non-matches."""
     shipped = [s for s in scans if marker in s["Remote SQL"]]
-    r.check(f"{name}: pushed down to both shards", len(scans) == 2 and len(shipped) == 2,
+    r.check(f"{name}: pushed down to both shards, scanned asynchronously",
+            len(scans) == 2 and len(shipped) == 2 and all(s["Async Capable"] for s in scans),
             " | ".join(s["Remote SQL"][:110] for s in scans))
     for s in scans:
         rows, matches = counts[s["Relation Name"]]
