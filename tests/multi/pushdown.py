@@ -68,7 +68,8 @@ def check_scans(r, name, scans, marker, counts):
 
 def forms(r):
     """Every probe in three forms: a literal filter, a prepared statement
-    under a generic plan, a scalar subquery."""
+    under a generic plan (and, shipped as a literal, under a custom one), a
+    scalar subquery."""
     counts = shard_counts()
     expected = answer(PLAIN)
     r.check("the plain join finds every vip order", expected.startswith("4000 "), expected)
@@ -93,6 +94,11 @@ def forms(r):
                 all(f"$1::public.{typ}" in s["Remote SQL"] for s in scans))
         got = value("coord", f"{prepare} EXECUTE a('{hexes[col]}');")
         r.check(f"{probe}, generic prepared plan: same answer as the plain join", got == expected)
+        custom = prepare.replace("force_generic_plan", "force_custom_plan")
+        scans = foreign_scans(plan("coord", f"EXECUTE p('{hexes[col]}')", False, custom))
+        r.check(f"{probe}, custom prepared plan: the filter ships folded in as a literal",
+                len(scans) == 2 and all(marker in s["Remote SQL"] and "E'\\\\x" in s["Remote SQL"]
+                                        for s in scans))
 
         sub = JOIN.format(probe=template.format(f=f"(SELECT {col} FROM filters WHERE name = 'vip')"))
         check_scans(r, f"{probe}, scalar subquery", foreign_scans(plan("coord", sub, True)),
