@@ -91,5 +91,5 @@ class Results:
         """Runs one group of checks; an exception in it counts as a failure."""
         try:
             fn(self, *args)
-        except (RuntimeError, ValueError, KeyError, IndexError, OSError) as e:
+        except (RuntimeError, ValueError, KeyError, IndexError, OSError, subprocess.SubprocessError) as e:
             self.check(name, False, f"{type(e).__name__}: {e}")
