@@ -3,10 +3,11 @@
 # Targets:
 #   make            build/amq.so (SQLite extension) and the PostgreSQL module
 #   make install    install the PostgreSQL extension (amq.control, $libdir/amq)
-#   make test       every test: core unit tests (plain and ASan+UBSan), a bounded
-#                   libFuzzer run, SQLite tests, pg_regress on a temporary server,
-#                   interop, a coordinator and two shards (tests/multi); the
-#                   last line is "N passed, N failed"
+#   make test       every test: core unit tests (plain, ASan+UBSan, and under
+#                   qemu-user for s390x and aarch64), a bounded libFuzzer run,
+#                   SQLite tests, pg_regress on a temporary server, interop, a
+#                   coordinator and two shards (tests/multi); the last line is
+#                   "N passed, N failed"
 #   make demo       the join-prefilter session in the sqlite3 CLI
 #   make demo-pg    the join prefilter across a PostgreSQL coordinator and two
 #                   shards (postgres_fdw), on servers it starts and stops
@@ -27,10 +28,12 @@ export FUZZ_SECONDS
 
 # Debian packages: build, tests and benchmarks.
 PACKAGES := gcc make clang libclang-rt-14-dev libxxhash-dev libsqlite3-dev sqlite3 \
-	python3 postgresql-15 postgresql-server-dev-15 libbloom-dev
+	python3 postgresql-15 postgresql-server-dev-15 libbloom-dev \
+	qemu-user gcc-s390x-linux-gnu libc6-dev-s390x-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 
 WARN := -Wall -Wextra -Werror
-CFLAGS_AMQ := -std=c11 -O2 -g -fPIC -D_GNU_SOURCE $(WARN)
+# -fvisibility=hidden: build/amq.so exports its entry point and nothing else.
+CFLAGS_AMQ := -std=c11 -O2 -g -fPIC -fvisibility=hidden -D_GNU_SOURCE $(WARN)
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 CORE_SRC := $(wildcard core/*.c)

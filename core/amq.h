@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AMQ_VERSION "0.1.0"
+#define AMQ_VERSION "0.2.0"
 #define AMQ_FORMAT_VERSION 1
 #define AMQ_HEADER_BYTES 64
 /* Largest filter, header included: 1 GiB less 64 bytes, so that it fits a
@@ -67,7 +67,7 @@ extern const amq_allocator amq_malloc_allocator;
 typedef enum amq_kind { AMQ_KIND_BLOOM = 1, AMQ_KIND_CUCKOO = 2 } amq_kind;
 
 typedef enum amq_layout {
-	AMQ_LAYOUT_CLASSIC = 0, /* bloom: k bits anywhere in m; cuckoo: its only layout */
+	AMQ_LAYOUT_CLASSIC = 0, /* bloom: k bits anywhere in m; cuckoo: b = 4 ('b4') */
 	AMQ_LAYOUT_BLOCKED = 1	/* bloom: all k bits in one 512-bit block */
 } amq_layout;
 
@@ -111,8 +111,13 @@ uint64_t amq_hash_blob(const void *blob, size_t len, uint64_t seed);
 amq_status amq_check_fpr(double fpr, amq_error *err);
 /* capacity must be at least 1. */
 amq_status amq_check_capacity(int64_t capacity, amq_error *err);
-/* Parses 'classic' or 'blocked'. */
-amq_status amq_parse_layout(const char *name, size_t len, amq_layout *out, amq_error *err);
+/* The layout a filter of this kind gets when SQL names none: blocked for
+ * Bloom filters (one cache line per probe), the plain b = 4 table for cuckoo. */
+amq_layout amq_default_layout(amq_kind kind);
+/* Parses a layout name of the given kind: 'blocked' or 'classic' for Bloom
+ * filters, 'b4' for cuckoo filters. */
+amq_status amq_parse_layout(amq_kind kind, const char *name, size_t len, amq_layout *out,
+			    amq_error *err);
 
 /* ---- the serialized form (format.c, docs/FORMAT.md) ---- */
 

@@ -73,11 +73,18 @@ amq_status amq_filter_open(amq_filter *f, const void *buf, size_t size, amq_erro
 	if (memcmp(b + OFF_MAGIC, MAGIC, sizeof(MAGIC)) != 0)
 		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
 				"invalid amq filter: bad magic bytes");
-	if (b[OFF_VERSION] != AMQ_FORMAT_VERSION)
+	/* Every version ever written stays readable; one from the future is
+	 * named as such, so the fix (a newer amq) is plain. */
+	if (b[OFF_VERSION] > AMQ_FORMAT_VERSION)
 		return amq_fail(
-		    err, AMQ_INVALID_FILTER, "rebuild the filter with this version of amq",
-		    "unsupported amq filter format version %u (this build reads version %d)",
+		    err, AMQ_INVALID_FILTER,
+		    "upgrade amq here to read it, or rebuild the filter with this version",
+		    "amq filter format version %u was written by a newer amq (this build "
+		    "reads versions 1 to %d)",
 		    b[OFF_VERSION], AMQ_FORMAT_VERSION);
+	if (b[OFF_VERSION] < 1)
+		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+				"invalid amq filter: format version 0 does not exist");
 
 	uint8_t kind = b[OFF_KIND], layout = b[OFF_LAYOUT], hashes = b[OFF_HASHES];
 	uint64_t cells = amq_load64le(b + OFF_CELLS);

@@ -25,16 +25,48 @@ amq_status amq_check_capacity(int64_t capacity, amq_error *err)
 	return AMQ_OK;
 }
 
-amq_status amq_parse_layout(const char *name, size_t len, amq_layout *out, amq_error *err)
+amq_layout amq_default_layout(amq_kind kind)
 {
-	if (len == 7 && memcmp(name, "classic", 7) == 0) {
-		*out = AMQ_LAYOUT_CLASSIC;
-		return AMQ_OK;
+	switch (kind) {
+	case AMQ_KIND_BLOOM:
+		return AMQ_LAYOUT_BLOCKED;
+	case AMQ_KIND_CUCKOO:
+		return AMQ_LAYOUT_CLASSIC;
 	}
-	if (len == 7 && memcmp(name, "blocked", 7) == 0) {
-		*out = AMQ_LAYOUT_BLOCKED;
-		return AMQ_OK;
+	return AMQ_LAYOUT_CLASSIC; /* not reached: kind is one of the above */
+}
+
+/* True when name[0..len) is the NUL-terminated word. */
+static bool is_word(const char *name, size_t len, const char *word)
+{
+	return len == strlen(word) && memcmp(name, word, len) == 0;
+}
+
+amq_status amq_parse_layout(amq_kind kind, const char *name, size_t len, amq_layout *out,
+			    amq_error *err)
+{
+	int shown = (int)(len > 64 ? 64 : len);
+	switch (kind) {
+	case AMQ_KIND_BLOOM:
+		if (is_word(name, len, "blocked")) {
+			*out = AMQ_LAYOUT_BLOCKED;
+			return AMQ_OK;
+		}
+		if (is_word(name, len, "classic")) {
+			*out = AMQ_LAYOUT_CLASSIC;
+			return AMQ_OK;
+		}
+		return amq_fail(err, AMQ_INVALID_ARGUMENT,
+				"use 'blocked' (the default) or 'classic'",
+				"unknown bloom layout '%.*s'", shown, name);
+	case AMQ_KIND_CUCKOO:
+		if (is_word(name, len, "b4")) {
+			*out = AMQ_LAYOUT_CLASSIC;
+			return AMQ_OK;
+		}
+		return amq_fail(err, AMQ_INVALID_ARGUMENT,
+				"use 'b4' (buckets of 4 fingerprints, the default)",
+				"unknown cuckoo layout '%.*s'", shown, name);
 	}
-	return amq_fail(err, AMQ_INVALID_ARGUMENT, "use 'classic' or 'blocked'",
-			"unknown bloom layout '%.*s'", (int)(len > 64 ? 64 : len), name);
+	return amq_fail(err, AMQ_INVALID_ARGUMENT, "", "unknown filter kind %d", (int)kind);
 }

@@ -13,6 +13,17 @@
 
 #include "amq.h"
 
+/*
+ * Declares a SQL-callable V1 function as one of the few symbols the module
+ * exports: it is built with -fvisibility=hidden, so nothing else of it (the
+ * core included) can clash with another library loaded into the server.
+ * PostgreSQL 16 and later mark the function itself PGDLLEXPORT inside
+ * PG_FUNCTION_INFO_V1; 15 marks only its info record, hence this declaration.
+ */
+#define AMQ_PG_FUNCTION(name)                                                                      \
+	extern PGDLLEXPORT Datum name(PG_FUNCTION_ARGS);                                           \
+	PG_FUNCTION_INFO_V1(name)
+
 /* ---- errors and memory (pg_error.c) ---- */
 
 /*

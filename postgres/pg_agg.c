@@ -16,18 +16,18 @@
 
 #include "amq_pg.h"
 
-PG_FUNCTION_INFO_V1(amq_pg_bloom_agg_trans);
-PG_FUNCTION_INFO_V1(amq_pg_cuckoo_agg_trans);
-PG_FUNCTION_INFO_V1(amq_pg_agg_combine);
-PG_FUNCTION_INFO_V1(amq_pg_agg_serialize);
-PG_FUNCTION_INFO_V1(amq_pg_agg_deserialize);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_agg_final);
-PG_FUNCTION_INFO_V1(amq_pg_cuckoo_agg_final);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_union_agg_trans);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_union_agg_combine);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_union_agg_serialize);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_union_agg_deserialize);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_union_agg_final);
+AMQ_PG_FUNCTION(amq_pg_bloom_agg_trans);
+AMQ_PG_FUNCTION(amq_pg_cuckoo_agg_trans);
+AMQ_PG_FUNCTION(amq_pg_agg_combine);
+AMQ_PG_FUNCTION(amq_pg_agg_serialize);
+AMQ_PG_FUNCTION(amq_pg_agg_deserialize);
+AMQ_PG_FUNCTION(amq_pg_bloom_agg_final);
+AMQ_PG_FUNCTION(amq_pg_cuckoo_agg_final);
+AMQ_PG_FUNCTION(amq_pg_bloom_union_agg_trans);
+AMQ_PG_FUNCTION(amq_pg_bloom_union_agg_combine);
+AMQ_PG_FUNCTION(amq_pg_bloom_union_agg_serialize);
+AMQ_PG_FUNCTION(amq_pg_bloom_union_agg_deserialize);
+AMQ_PG_FUNCTION(amq_pg_bloom_union_agg_final);
 
 #define DEFAULT_FPR 0.01
 
@@ -59,9 +59,10 @@ static bytea *to_bytea(const void *bytes, size_t len)
 }
 
 /*
- * The builder of a bloom_agg/cuckoo_agg call: fpr and capacity come from the
- * optional third and fourth arguments of the first row (defaults 0.01 and 0,
- * "size for the distinct values seen").
+ * The builder of a bloom_agg/cuckoo_agg call: fpr, capacity and layout come
+ * from the optional arguments of the first row. fpr defaults to 0.01; a
+ * missing or NULL capacity means "size for the distinct values seen", and a
+ * missing or NULL layout the kind's default.
  */
 static amq_builder *new_builder(FunctionCallInfo fcinfo, amq_kind kind, MemoryContext aggctx)
 {
@@ -70,6 +71,7 @@ static amq_builder *new_builder(FunctionCallInfo fcinfo, amq_kind kind, MemoryCo
 	amq_error err;
 	double fpr = DEFAULT_FPR;
 	int64 capacity = 0;
+	amq_layout layout = amq_default_layout(kind);
 
 	if (PG_NARGS() > 2) {
 		if (PG_ARGISNULL(2))
@@ -79,19 +81,21 @@ static amq_builder *new_builder(FunctionCallInfo fcinfo, amq_kind kind, MemoryCo
 		fpr = PG_GETARG_FLOAT8(2);
 		amq_pg_check(amq_check_fpr(fpr, &err), &err);
 	}
-	if (PG_NARGS() > 3) {
-		if (PG_ARGISNULL(3))
-			ereport(
-			    ERROR, errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-			    errmsg("capacity must be an integer, got null"),
-			    errhint("Pass the number of distinct values the filter must hold."));
+	if (PG_NARGS() > 3 && !PG_ARGISNULL(3)) {
 		capacity = PG_GETARG_INT64(3);
 		amq_pg_check(amq_check_capacity(capacity, &err), &err);
 	}
+	if (PG_NARGS() > 4 && !PG_ARGISNULL(4)) {
+		text *name = PG_GETARG_TEXT_PP(4);
+
+		amq_pg_check(amq_parse_layout(kind, VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name),
+					      &layout, &err),
+			     &err);
+	}
 	b = MemoryContextAlloc(aggctx, sizeof(*b));
-	amq_pg_check(amq_builder_init(b, kind, AMQ_LAYOUT_CLASSIC, fpr, (uint64)capacity,
-				      AMQ_DEFAULT_SEED, &a, &err),
-		     &err);
+	amq_pg_check(
+	    amq_builder_init(b, kind, layout, fpr, (uint64)capacity, AMQ_DEFAULT_SEED, &a, &err),
+	    &err);
 	return b;
 }
 
@@ -199,8 +203,8 @@ static Datum agg_final(FunctionCallInfo fcinfo, amq_kind kind)
 	if (PG_ARGISNULL(0)) {
 		amq_allocator a = amq_pg_allocator(CurrentMemoryContext);
 
-		amq_pg_check(amq_builder_init(&empty, kind, AMQ_LAYOUT_CLASSIC, DEFAULT_FPR, 0,
-					      AMQ_DEFAULT_SEED, &a, &err),
+		amq_pg_check(amq_builder_init(&empty, kind, amq_default_layout(kind), DEFAULT_FPR,
+					      0, AMQ_DEFAULT_SEED, &a, &err),
 			     &err);
 		b = &empty;
 	} else {

@@ -14,17 +14,17 @@
 
 #include "amq_pg.h"
 
-PG_FUNCTION_INFO_V1(amq_pg_bloom_new);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_add);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_contains);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_contained_in);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_union);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_intersect);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_count);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_fpr);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_info);
+AMQ_PG_FUNCTION(amq_pg_bloom_new);
+AMQ_PG_FUNCTION(amq_pg_bloom_add);
+AMQ_PG_FUNCTION(amq_pg_bloom_contains);
+AMQ_PG_FUNCTION(amq_pg_bloom_contained_in);
+AMQ_PG_FUNCTION(amq_pg_bloom_union);
+AMQ_PG_FUNCTION(amq_pg_bloom_intersect);
+AMQ_PG_FUNCTION(amq_pg_bloom_count);
+AMQ_PG_FUNCTION(amq_pg_bloom_fpr);
+AMQ_PG_FUNCTION(amq_pg_bloom_info);
 
-/* bloom_new(capacity bigint, fpr float8, layout text = 'classic') */
+/* bloom_new(capacity bigint, fpr float8, layout text = 'blocked') */
 Datum amq_pg_bloom_new(PG_FUNCTION_ARGS)
 {
 	int64 capacity = PG_GETARG_INT64(0);
@@ -38,8 +38,8 @@ Datum amq_pg_bloom_new(PG_FUNCTION_ARGS)
 
 	amq_pg_check(amq_check_capacity(capacity, &err), &err);
 	amq_pg_check(amq_check_fpr(fpr, &err), &err);
-	amq_pg_check(amq_parse_layout(VARDATA_ANY(layout_name), VARSIZE_ANY_EXHDR(layout_name),
-				      &layout, &err),
+	amq_pg_check(amq_parse_layout(AMQ_KIND_BLOOM, VARDATA_ANY(layout_name),
+				      VARSIZE_ANY_EXHDR(layout_name), &layout, &err),
 		     &err);
 	amq_pg_check(
 	    amq_bloom_create(&f, (uint64)capacity, fpr, layout, AMQ_DEFAULT_SEED, &a, &err), &err);

@@ -10,13 +10,13 @@
 
 #include "amq_pg.h"
 
-PG_FUNCTION_INFO_V1(amq_pg_cuckoo_new);
-PG_FUNCTION_INFO_V1(amq_pg_cuckoo_add);
-PG_FUNCTION_INFO_V1(amq_pg_cuckoo_delete);
-PG_FUNCTION_INFO_V1(amq_pg_cuckoo_contains);
-PG_FUNCTION_INFO_V1(amq_pg_cuckoo_contained_in);
-PG_FUNCTION_INFO_V1(amq_pg_cuckoo_count);
-PG_FUNCTION_INFO_V1(amq_pg_cuckoo_info);
+AMQ_PG_FUNCTION(amq_pg_cuckoo_new);
+AMQ_PG_FUNCTION(amq_pg_cuckoo_add);
+AMQ_PG_FUNCTION(amq_pg_cuckoo_delete);
+AMQ_PG_FUNCTION(amq_pg_cuckoo_contains);
+AMQ_PG_FUNCTION(amq_pg_cuckoo_contained_in);
+AMQ_PG_FUNCTION(amq_pg_cuckoo_count);
+AMQ_PG_FUNCTION(amq_pg_cuckoo_info);
 
 /* cuckoo_new(capacity bigint, fpr float8 = 0.01) */
 Datum amq_pg_cuckoo_new(PG_FUNCTION_ARGS)

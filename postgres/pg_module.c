@@ -11,8 +11,8 @@
 
 PG_MODULE_MAGIC;
 
-PG_FUNCTION_INFO_V1(amq_pg_hash);
-PG_FUNCTION_INFO_V1(amq_pg_version);
+AMQ_PG_FUNCTION(amq_pg_hash);
+AMQ_PG_FUNCTION(amq_pg_version);
 
 /* amq_hash(value): the 64-bit hash as a signed bigint. */
 Datum amq_pg_hash(PG_FUNCTION_ARGS)

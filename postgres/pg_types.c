@@ -13,16 +13,16 @@
 
 #include "amq_pg.h"
 
-PG_FUNCTION_INFO_V1(amq_pg_bloom_in);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_out);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_recv);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_send);
-PG_FUNCTION_INFO_V1(amq_pg_bloom_from_bytea);
-PG_FUNCTION_INFO_V1(amq_pg_cuckoo_in);
-PG_FUNCTION_INFO_V1(amq_pg_cuckoo_out);
-PG_FUNCTION_INFO_V1(amq_pg_cuckoo_recv);
-PG_FUNCTION_INFO_V1(amq_pg_cuckoo_send);
-PG_FUNCTION_INFO_V1(amq_pg_cuckoo_from_bytea);
+AMQ_PG_FUNCTION(amq_pg_bloom_in);
+AMQ_PG_FUNCTION(amq_pg_bloom_out);
+AMQ_PG_FUNCTION(amq_pg_bloom_recv);
+AMQ_PG_FUNCTION(amq_pg_bloom_send);
+AMQ_PG_FUNCTION(amq_pg_bloom_from_bytea);
+AMQ_PG_FUNCTION(amq_pg_cuckoo_in);
+AMQ_PG_FUNCTION(amq_pg_cuckoo_out);
+AMQ_PG_FUNCTION(amq_pg_cuckoo_recv);
+AMQ_PG_FUNCTION(amq_pg_cuckoo_send);
+AMQ_PG_FUNCTION(amq_pg_cuckoo_from_bytea);
 
 static const char *kind_name(amq_kind kind)
 {

@@ -77,7 +77,7 @@ SELECT octet_length(cuckoo_agg(x, 0.001, 10000)::bytea)
 FROM generate_series(1, 100) x;
 
 -- GROUP BY: one filter per group. has_next asks for a value of another group:
--- a Bloom filter may say yes (group 1 does: a false positive).
+-- a Bloom filter may say yes (a false positive; none of these does).
 SELECT g, count(*) AS rows, bloom_contains(bloom_agg(x), g) AS has_own,
        bloom_contains(bloom_agg(x), g + 1) AS has_next,
        cuckoo_contains(cuckoo_agg(x), g) AS cuckoo_has_own,
@@ -105,24 +105,74 @@ SELECT bloom_union_agg(f)::bytea = (SELECT bloom_union_agg(f)::bytea FROM parts)
 FROM (SELECT f FROM parts UNION ALL SELECT NULL) s;
 SELECT bloom_union_agg(f) IS NULL AS no_rows FROM parts WHERE false;
 SELECT bloom_union_agg(NULL::bloom) IS NULL AS only_nulls;
-SELECT bloom_union_agg(f) FROM (SELECT bloom_new(10, 0.01) UNION ALL SELECT bloom_new(20, 0.01)) s(f);
+SELECT bloom_union_agg(f)
+FROM (SELECT bloom_new(10, 0.01, 'classic') UNION ALL SELECT bloom_new(20, 0.01, 'classic')) s(f);
 
--- Errors: bad fpr or capacity (from the first row), NULL fpr or capacity,
--- a value of a type that cannot be hashed.
+-- Errors: bad fpr or capacity (from the first row), a NULL fpr, a value of a
+-- type that cannot be hashed.
 SELECT bloom_agg(x, 0) FROM generate_series(1, 3) x;
 SELECT bloom_agg(x, 1.5) FROM generate_series(1, 3) x;
 SELECT bloom_agg(x, 0.01, 0) FROM generate_series(1, 3) x;
 SELECT cuckoo_agg(x, 'NaN') FROM generate_series(1, 3) x;
 SELECT cuckoo_agg(x, 0.01, -1) FROM generate_series(1, 3) x;
 SELECT bloom_agg(x, NULL) FROM generate_series(1, 3) x;
-SELECT cuckoo_agg(x, 0.01, NULL) FROM generate_series(1, 3) x;
 SELECT bloom_agg(x, 0.01, 100000000000000) FROM generate_series(1, 3) x;
 SELECT bloom_agg(ARRAY[x]) FROM generate_series(1, 3) x;
 SELECT pg_temp.try($$SELECT bloom_agg(x, 2) FROM generate_series(1, 3) x$$);
 SELECT pg_temp.try($$SELECT bloom_agg(x, NULL::float8) FROM generate_series(1, 3) x$$);
-SELECT pg_temp.try($$SELECT cuckoo_agg(x, 0.01, NULL) FROM generate_series(1, 3) x$$);
 -- A bad fpr on a later row is not read: the first row decides.
-SELECT bloom_info(bloom_agg(x, CASE WHEN x = 1 THEN 0.1 ELSE 7 END))->'hashes' AS hashes
+SELECT bloom_info(bloom_agg(x, CASE WHEN x = 1 THEN 0.1 ELSE 7 END, NULL, 'classic'))->'hashes'
+         AS hashes
 FROM generate_series(1, 3) x;
 -- No rows: arguments are never read.
 SELECT bloom_agg(x, 7) IS NOT NULL AS no_rows_no_error FROM generate_series(1, 0) x;
+
+-- The layout: bloom_agg(value, fpr, capacity, layout) and the same slot in
+-- cuckoo_agg. Aggregates take no named arguments, so the form is positional;
+-- a NULL capacity sizes the filter for the distinct values seen and a NULL
+-- layout is the default: 'blocked' for bloom_agg, 'b4' for cuckoo_agg.
+SELECT bloom_info(bloom_agg(x))->>'layout' AS default_layout,
+       bloom_agg(x)::bytea = bloom_agg(x, 0.01, NULL, 'blocked')::bytea AS blocked_is_default,
+       bloom_agg(x)::bytea = bloom_agg(x, 0.01, NULL)::bytea AS null_capacity,
+       bloom_agg(x)::bytea = bloom_agg(x, 0.01, NULL, NULL)::bytea AS null_layout,
+       bloom_info(bloom_agg(x, 0.01, NULL, 'classic')) AS classic_sized_for_distinct
+FROM generate_series(1, 3000) x;
+SELECT octet_length(bloom_agg(x)::bytea) AS blocked_bytes,
+       octet_length(bloom_agg(x, 0.01, NULL, 'classic')::bytea) AS classic_bytes
+FROM generate_series(1, 100000) x;
+-- With a capacity: bloom_new plus one bloom_add per row, in either layout.
+DO $$
+DECLARE
+	layout text;
+	f bloom;
+BEGIN
+	FOREACH layout IN ARRAY ARRAY['classic', 'blocked'] LOOP
+		f := bloom_new(500, 0.02, layout);
+		FOR i IN 1..300 LOOP
+			f := bloom_add(f, i * 7);
+		END LOOP;
+		RAISE NOTICE '% agg with capacity = bloom_new + bloom_add: %', layout,
+			f::bytea = (SELECT bloom_agg(i * 7, 0.02, 500, layout)::bytea
+				    FROM generate_series(1, 300) i);
+	END LOOP;
+END $$;
+-- The first row fixes the layout too, even with a NULL value.
+SELECT bloom_agg(NULL::int, 0.05, 100, 'classic')::bytea
+     = bloom_new(100, 0.05, 'classic')::bytea AS layout_from_null_row;
+SELECT cuckoo_agg(x)::bytea = cuckoo_agg(x, 0.01, NULL, 'b4')::bytea AS b4_is_default,
+       cuckoo_agg(x)::bytea = cuckoo_agg(x, 0.01, NULL, NULL)::bytea AS cuckoo_null_layout,
+       cuckoo_agg(x, 0.01, 4000)::bytea = cuckoo_agg(x, 0.01, 4000, 'b4')::bytea AS b4_capacity
+FROM generate_series(1, 3000) x;
+-- Every layout that is not one of the kind's is refused by name.
+SELECT name, pg_temp.try(format($$SELECT bloom_agg(x, 0.01, NULL, %L) FROM generate_series(1, 3) x$$,
+                                name)) AS bloom_agg,
+       pg_temp.try(format($$SELECT cuckoo_agg(x, 0.01, 100, %L) FROM generate_series(1, 3) x$$,
+                          name)) AS cuckoo_agg
+FROM unnest(ARRAY['fancy', 'Blocked', 'CLASSIC', '', 'blocked ', 'b4', 'classic', 'counting'])
+     AS name;
+SELECT bloom_agg(x, 0.01, 10, 'fancy') FROM generate_series(1, 3) x;
+SELECT cuckoo_agg(x, 0.01, NULL, 'blocked') FROM generate_series(1, 3) x;
+SELECT pg_temp.try($$SELECT bloom_agg(x, NULL, NULL, 'classic') FROM generate_series(1, 3) x$$);
+SELECT pg_temp.try($$SELECT bloom_agg(x, 0.01, 0, 'classic') FROM generate_series(1, 3) x$$);
+-- A layout is text: anything else does not match any bloom_agg.
+SELECT bloom_agg(x, 0.01, 10, 4) FROM generate_series(1, 3) x;

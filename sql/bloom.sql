@@ -10,15 +10,16 @@ RESET client_min_messages;
 \set try_sql :abs_srcdir '/sql/include/try.sql'
 \i :try_sql
 
--- bloom_new: classic by default, blocked on request; empty, seed 0.
-SELECT bloom_info(bloom_new(1000, 0.01));
-SELECT bloom_info(bloom_new(1000, 0.01, 'classic'))
-     = bloom_info(bloom_new(1000, 0.01)) AS classic_is_default;
+-- bloom_new: blocked by default, classic on request; empty, seed 0.
+SELECT bloom_info(bloom_new(1000, 0.01, 'classic'));
+SELECT bloom_info(bloom_new(1000, 0.01, 'blocked'))
+     = bloom_info(bloom_new(1000, 0.01)) AS blocked_is_default;
 -- (A blocked filter's size comes from the core's blocked sizing table, so
 -- only its shape is shown: whole 512-bit blocks.)
 SELECT bloom_info(b) - 'bits' - 'bytes' - 'hashes' AS info,
        (bloom_info(b)->>'bits')::int % 512 = 0 AS whole_blocks,
-       (bloom_info(b)->>'bits')::int >= (bloom_info(bloom_new(1000, 0.01))->>'bits')::int
+       (bloom_info(b)->>'bits')::int
+         >= (bloom_info(bloom_new(1000, 0.01, 'classic'))->>'bits')::int
          AS not_smaller_than_classic
 FROM (SELECT bloom_new(1000, 0.01, 'blocked') AS b) s;
 SELECT bloom_new(1000, 0.01)::bytea = bloom_new(1000, 0.01)::bytea AS deterministic;
@@ -47,10 +48,10 @@ FROM pg_operator WHERE oprcode::text LIKE 'bloom_%' ORDER BY oprname;
 SELECT bloom_add(f, 42)::bytea = f::bytea AS same_bytes,
        bloom_info(bloom_add(f, 42))->'items' AS items_after_readd FROM f;
 
--- A blocked filter works the same way.
+-- A classic filter works the same way.
 SELECT bloom_contains(b, 7) AS present, bloom_contains(b, 8) AS absent,
        bloom_info(b)->>'layout' AS layout
-FROM (SELECT bloom_add(bloom_new(1000, 0.01, 'blocked'), 7) AS b) s;
+FROM (SELECT bloom_add(bloom_new(1000, 0.01, 'classic'), 7) AS b) s;
 
 -- NULLs: a NULL filter gives NULL; a NULL value leaves the filter unchanged
 -- in bloom_add and gives NULL in bloom_contains.
@@ -89,7 +90,7 @@ SELECT bloom_contains(bloom_intersect(a, b), 250) AS i250,
 FROM ab;
 -- Different parameters cannot be combined.
 SELECT bloom_union(bloom_new(100, 0.01), bloom_new(200, 0.01));
-SELECT regexp_replace(pg_temp.try($$SELECT bloom_intersect(bloom_new(100, 0.01),
+SELECT regexp_replace(pg_temp.try($$SELECT bloom_intersect(bloom_new(100, 0.01, 'classic'),
                                                           bloom_new(100, 0.01, 'blocked'))$$),
                       'blocked [0-9]+ bits, [0-9]+ hashes', 'blocked N bits, K hashes') AS classic_vs_blocked;
 SELECT pg_temp.try($$SELECT bloom_union(bloom_new(100, 0.01), bloom_new(100, 0.1))$$);

@@ -21,6 +21,9 @@ CREATE TABLE par_serial AS
 SELECT bloom_agg(i)::bytea AS b_int, bloom_agg(s, 0.001)::bytea AS b_text,
        bloom_agg(r)::bytea AS b_real, bloom_agg(i, 0.01, 300000)::bytea AS b_capacity,
        cuckoo_agg(i)::bytea AS c_int, cuckoo_agg(s, 0.001, 250000)::bytea AS c_text,
+       bloom_agg(i, 0.01, NULL, 'classic')::bytea AS b_classic,
+       bloom_agg(s, 0.02, 300000, 'classic')::bytea AS b_classic_capacity,
+       cuckoo_agg(i, 0.01, NULL, 'b4')::bytea AS c_b4,
        (SELECT bloom_union_agg(f)::bytea FROM par_filters) AS b_union,
        (SELECT bloom_agg(i)::bytea FROM par_rows WHERE i = 77) AS b_one_row,
        (SELECT md5(string_agg(f::text, ',' ORDER BY g))
@@ -49,6 +52,7 @@ BEGIN
 END $$;
 SELECT pg_temp.workers('SELECT bloom_agg(i), cuckoo_agg(s) FROM par_rows');
 SELECT pg_temp.workers('SELECT bloom_union_agg(f) FROM par_filters');
+SELECT pg_temp.workers($$SELECT bloom_agg(i, 0.01, NULL, 'classic') FROM par_rows$$);
 
 -- Same bytes as serial.
 SELECT bloom_agg(i)::bytea = (SELECT b_int FROM par_serial) AS b_int,
@@ -57,6 +61,11 @@ SELECT bloom_agg(i)::bytea = (SELECT b_int FROM par_serial) AS b_int,
        bloom_agg(i, 0.01, 300000)::bytea = (SELECT b_capacity FROM par_serial) AS b_capacity,
        cuckoo_agg(i)::bytea = (SELECT c_int FROM par_serial) AS c_int,
        cuckoo_agg(s, 0.001, 250000)::bytea = (SELECT c_text FROM par_serial) AS c_text
+FROM par_rows;
+SELECT bloom_agg(i, 0.01, NULL, 'classic')::bytea = (SELECT b_classic FROM par_serial) AS b_classic,
+       bloom_agg(s, 0.02, 300000, 'classic')::bytea
+         = (SELECT b_classic_capacity FROM par_serial) AS b_classic_capacity,
+       cuckoo_agg(i, 0.01, NULL, 'b4')::bytea = (SELECT c_b4 FROM par_serial) AS c_b4
 FROM par_rows;
 SELECT bloom_union_agg(f)::bytea = (SELECT b_union FROM par_serial) AS b_union FROM par_filters;
 -- One matching row: the other workers' states are NULL and combine skips them.

@@ -11,7 +11,7 @@ RESET client_min_messages;
 
 -- Text output is \x + lower-case hex of the serialized filter (this one's
 -- size follows from the textbook Bloom formulas, so it is pinned).
-SELECT bloom_new(8, 0.5) AS b, cuckoo_new(4) AS c \gset
+SELECT bloom_new(8, 0.5, 'classic') AS b, cuckoo_new(4) AS c \gset
 SELECT :'b' AS bloom_text;
 SELECT :'b'::bloom::text = :'b' AS bloom_round_trip,
        :'c'::cuckoo::text = :'c' AS cuckoo_round_trip;

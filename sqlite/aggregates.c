@@ -2,9 +2,10 @@
  * aggregates.c - bloom_agg, cuckoo_agg and bloom_union_agg. The first two
  * feed value hashes to a core amq_builder, which sizes the filter for the
  * distinct values seen (or streams into a fixed one when a capacity is
- * given) and yields the same bytes whatever the row order. fpr and capacity
- * are read from the first row, NULL values are skipped, and no rows at all
- * still give a valid empty filter. As in SQLite's ext/misc/percentile.c, the
+ * given) and yields the same bytes whatever the row order. fpr, capacity and
+ * layout are read from the first row (a NULL capacity or layout is the same
+ * as none), NULL values are skipped, and no rows at all still give a valid
+ * empty filter with the default parameters. As in SQLite's ext/misc/percentile.c, the
  * final function asks for the context with size 0 so that "no rows" needs no
  * allocation, and frees everything the steps allocated.
  */
@@ -16,17 +17,26 @@ struct builder_state {
 	amq_builder builder;
 };
 
-/* Initialises b from the optional fpr and capacity arguments. */
+/* True when argument i is given and not NULL: a NULL capacity or layout
+ * means the same as leaving it out. */
+static bool given(int argc, sqlite3_value **argv, int i)
+{
+	return argc > i && sqlite3_value_type(argv[i]) != SQLITE_NULL;
+}
+
+/* Initialises b from the optional fpr, capacity and layout arguments. */
 static bool start_builder(sqlite3_context *ctx, int argc, sqlite3_value **argv, amq_kind kind,
 			  amq_builder *b)
 {
 	double fpr = 0.01;
 	uint64_t capacity = 0;
+	amq_layout layout = amq_default_layout(kind);
 	if ((argc > 1 && !fpr_argument(ctx, argv[1], &fpr)) ||
-	    (argc > 2 && !capacity_argument(ctx, argv[2], &capacity)))
+	    (given(argc, argv, 2) && !capacity_argument(ctx, argv[2], &capacity)) ||
+	    (given(argc, argv, 3) && !layout_argument(ctx, argv[3], kind, &layout)))
 		return false;
 	amq_error err;
-	if (amq_builder_init(b, kind, AMQ_LAYOUT_CLASSIC, fpr, capacity, AMQ_DEFAULT_SEED,
+	if (amq_builder_init(b, kind, layout, fpr, capacity, AMQ_DEFAULT_SEED,
 			     &amq_sqlite_allocator, &err) != AMQ_OK) {
 		report_core_error(ctx, &err);
 		return false;
@@ -92,7 +102,7 @@ static void builder_final(sqlite3_context *ctx, amq_kind kind)
 	/* No rows: the filter of a builder that saw nothing. */
 	amq_builder empty;
 	amq_error err;
-	if (amq_builder_init(&empty, kind, AMQ_LAYOUT_CLASSIC, 0.01, 0, AMQ_DEFAULT_SEED,
+	if (amq_builder_init(&empty, kind, amq_default_layout(kind), 0.01, 0, AMQ_DEFAULT_SEED,
 			     &amq_sqlite_allocator, &err) != AMQ_OK) {
 		report_core_error(ctx, &err);
 		return;

@@ -259,7 +259,7 @@ bool capacity_argument(sqlite3_context *ctx, sqlite3_value *v, uint64_t *capacit
 	return true;
 }
 
-bool layout_argument(sqlite3_context *ctx, sqlite3_value *v, amq_layout *layout)
+bool layout_argument(sqlite3_context *ctx, sqlite3_value *v, amq_kind kind, amq_layout *layout)
 {
 	if (sqlite3_value_type(v) != SQLITE_TEXT) {
 		report_usage_error(ctx, "layout must be text, got %s", value_type_name(v));
@@ -271,8 +271,8 @@ bool layout_argument(sqlite3_context *ctx, sqlite3_value *v, amq_layout *layout)
 		return false;
 	}
 	amq_error err;
-	if (amq_parse_layout((const char *)name, (size_t)sqlite3_value_bytes(v), layout, &err) !=
-	    AMQ_OK) {
+	if (amq_parse_layout(kind, (const char *)name, (size_t)sqlite3_value_bytes(v), layout,
+			     &err) != AMQ_OK) {
 		report_core_error(ctx, &err);
 		return false;
 	}

@@ -76,8 +76,8 @@ bool fpr_argument(sqlite3_context *ctx, sqlite3_value *v, double *fpr);
 /* A capacity: an INTEGER (or an integral REAL) accepted by amq_check_capacity. */
 bool capacity_argument(sqlite3_context *ctx, sqlite3_value *v, uint64_t *capacity);
 
-/* A Bloom layout name, 'classic' or 'blocked'. */
-bool layout_argument(sqlite3_context *ctx, sqlite3_value *v, amq_layout *layout);
+/* A layout name of the given kind (amq_parse_layout). */
+bool layout_argument(sqlite3_context *ctx, sqlite3_value *v, amq_kind kind, amq_layout *layout);
 
 /* Makes f's buffer (from amq_sqlite_allocator) the result and takes it over:
  * f no longer owns a buffer afterwards, whatever happens. */

@@ -17,9 +17,9 @@ void bloom_new_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 			return;
 	uint64_t capacity;
 	double fpr;
-	amq_layout layout = AMQ_LAYOUT_CLASSIC;
+	amq_layout layout = amq_default_layout(AMQ_KIND_BLOOM);
 	if (!capacity_argument(ctx, argv[0], &capacity) || !fpr_argument(ctx, argv[1], &fpr) ||
-	    (argc > 2 && !layout_argument(ctx, argv[2], &layout)))
+	    (argc > 2 && !layout_argument(ctx, argv[2], AMQ_KIND_BLOOM, &layout)))
 		return;
 	amq_filter f;
 	amq_error err;

@@ -13,11 +13,12 @@
  * checksum).
  *
  * Bloom filters
- *   bloom_agg(value [, fpr [, capacity]])  aggregate -> BLOB
+ *   bloom_agg(value [, fpr [, capacity [, layout]]])  aggregate -> BLOB
  *       SELECT bloom_agg(customer_id) FROM vip;          -- fpr 0.01, sized at the end
  *       SELECT bloom_agg(id, 0.001, 1000000) FROM t;     -- fixed size, constant memory
- *   bloom_new(capacity, fpr [, layout])    -> BLOB, layout 'classic' or 'blocked'
- *       SELECT bloom_new(100000, 0.01, 'blocked');
+ *       SELECT bloom_agg(id, 0.01, NULL, 'classic') FROM t; -- NULL capacity: sized at the end
+ *   bloom_new(capacity, fpr [, layout])    -> BLOB, layout 'blocked' (default) or 'classic'
+ *       SELECT bloom_new(100000, 0.01, 'classic');
  *   bloom_add(filter, value)               -> BLOB, a copy with value added
  *       UPDATE filters SET f = bloom_add(f, 42) WHERE name = 'vip';
  *   bloom_contains(filter, value)          -> 1 or 0 (1 may be a false positive)
@@ -32,7 +33,8 @@
  *       SELECT bloom_count(f), bloom_fpr(f), bloom_info(f) FROM filters;
  *
  * Cuckoo filters
- *   cuckoo_agg(value [, fpr [, capacity]]) aggregate -> BLOB, each distinct value once
+ *   cuckoo_agg(value [, fpr [, capacity [, layout]]]) aggregate -> BLOB, each distinct value once,
+ *                                          layout 'b4' (the only one so far)
  *       SELECT cuckoo_agg(session_id) FROM sessions;
  *   cuckoo_new(capacity [, fpr])           -> BLOB that holds at least capacity items
  *       SELECT cuckoo_new(100000);
@@ -77,6 +79,7 @@ static const struct function_entry {
     {"bloom_agg", 1, NULL, bloom_agg_step, bloom_agg_final},
     {"bloom_agg", 2, NULL, bloom_agg_step, bloom_agg_final},
     {"bloom_agg", 3, NULL, bloom_agg_step, bloom_agg_final},
+    {"bloom_agg", 4, NULL, bloom_agg_step, bloom_agg_final},
     {"bloom_new", 2, bloom_new_func, NULL, NULL},
     {"bloom_new", 3, bloom_new_func, NULL, NULL},
     {"bloom_add", 2, bloom_add_func, NULL, NULL},
@@ -90,6 +93,7 @@ static const struct function_entry {
     {"cuckoo_agg", 1, NULL, cuckoo_agg_step, cuckoo_agg_final},
     {"cuckoo_agg", 2, NULL, cuckoo_agg_step, cuckoo_agg_final},
     {"cuckoo_agg", 3, NULL, cuckoo_agg_step, cuckoo_agg_final},
+    {"cuckoo_agg", 4, NULL, cuckoo_agg_step, cuckoo_agg_final},
     {"cuckoo_new", 1, cuckoo_new_func, NULL, NULL},
     {"cuckoo_new", 2, cuckoo_new_func, NULL, NULL},
     {"cuckoo_add", 2, cuckoo_add_func, NULL, NULL},
@@ -104,9 +108,11 @@ static const struct function_entry {
 /*
  * The entry point SQLite derives from the file name build/amq.so. Registers
  * every function with user data that names it and shares the connection's
- * state; on failure names the function that could not be registered.
+ * state; on failure names the function that could not be registered. The
+ * only symbol the library exports (everything else is built hidden).
  */
-int sqlite3_amq_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi)
+__attribute__((visibility("default"))) int sqlite3_amq_init(sqlite3 *db, char **pzErrMsg,
+							    const sqlite3_api_routines *pApi)
 {
 #ifndef SQLITE_CORE
 	SQLITE_EXTENSION_INIT2(pApi);

@@ -8,8 +8,10 @@ cd "$(dirname "$0")/.."
 
 suites=(
 	"core:tests/core/run.sh"
+	"cross:tests/cross/run.sh"
 	"fuzz:tests/fuzz/run.sh"
 	"sqlite:tests/sqlite/run.sh"
+	"exports:tests/exports/run.sh"
 	"postgres:tests/pg/run.sh"
 	"interop:tests/interop/run.sh"
 	"multi:tests/multi/run.sh"

@@ -166,7 +166,12 @@ static void messages(const amq_filter *bloom)
 	memcpy(b, bloom->bytes, bloom->size);
 	b[4] = 2;
 	expect_message(b, bloom->size, AMQ_INVALID_FILTER,
-		       "unsupported amq filter format version 2 (this build reads version 1)");
+		       "amq filter format version 2 was written by a newer amq (this build reads "
+		       "versions 1 to 1)");
+	memcpy(b, bloom->bytes, bloom->size);
+	b[4] = 0;
+	expect_message(b, bloom->size, AMQ_INVALID_FILTER,
+		       "invalid amq filter: format version 0 does not exist");
 	memcpy(b, bloom->bytes, bloom->size);
 	b[5] = 9;
 	expect_message(b, bloom->size, AMQ_INVALID_FILTER, "invalid amq filter: unknown kind 9");

@@ -2,8 +2,9 @@
 
 The same rows go into a PostgreSQL table and an SQLite table (integer, real,
 text and blob columns, with duplicates and NULLs). For each column and each
-way of building a filter (bloom_agg classic, with an fpr, with a capacity;
-cuckoo_agg, with a capacity; bloom_new + bloom_add in both layouts), both
+way of building a filter (bloom_agg with its default layout, with an fpr,
+with a capacity, with each layout named; cuckoo_agg, with a capacity, with
+its layout named; bloom_new + bloom_add in both layouts), both
 engines must produce identical bytes; then each engine probes the filter the
 other built, and the answers must agree with its own. Prints one line per
 check and ends with "N passed, N failed".
@@ -86,8 +87,13 @@ BUILDERS = [
     ("bloom_agg", "bloom_agg({c})"),
     ("bloom_agg fpr 0.001", "bloom_agg({c}, 0.001)"),
     ("bloom_agg capacity 20000", "bloom_agg({c}, 0.01, 20000)"),
+    ("bloom_agg classic", "bloom_agg({c}, 0.01, NULL, 'classic')"),
+    ("bloom_agg classic capacity 20000", "bloom_agg({c}, 0.005, 20000, 'classic')"),
+    ("bloom_agg blocked capacity 9000", "bloom_agg({c}, 0.02, 9000, 'blocked')"),
+    ("bloom_agg NULL layout", "bloom_agg({c}, 0.01, NULL, NULL)"),
     ("cuckoo_agg", "cuckoo_agg({c})"),
     ("cuckoo_agg capacity 20000", "cuckoo_agg({c}, 0.02, 20000)"),
+    ("cuckoo_agg b4", "cuckoo_agg({c}, 0.001, NULL, 'b4')"),
 ]
 COLUMNS = [("int", "i"), ("real", "r"), ("text", "t"), ("blob", "b")]
 
@@ -190,6 +196,8 @@ def main():
     # bloom_new + bloom_add (both layouts) and cuckoo_add/cuckoo_delete.
     chains = [
         ("bloom_new classic + adds",
+         "bloom_add(bloom_add(bloom_add(bloom_new(500, 0.01, 'classic'), 42), 'x'), 2.5)"),
+        ("bloom_new default layout + adds",
          "bloom_add(bloom_add(bloom_add(bloom_new(500, 0.01), 42), 'x'), 2.5)"),
         ("bloom_new blocked + adds",
          "bloom_add(bloom_add(bloom_add(bloom_new(500, 0.01, 'blocked'), 42), 'x'), 2.5)"),

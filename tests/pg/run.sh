@@ -35,6 +35,8 @@ if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
 	cat "$outdir/pg_regress.log"
 	failed=1
 fi
+# Keep the results where the next look can find them (build/ is not tracked).
+rm -rf build/pg_regress && mkdir -p build && cp -r "$outdir" build/pg_regress
 if [ -s "$outdir/regression.diffs" ]; then
 	echo "---- regression.diffs"
 	cat "$outdir/regression.diffs"

@@ -30,7 +30,10 @@ static const char *const FAILING[] = {
     "SELECT bloom_union_agg(f) FROM (SELECT bloom_new(10, 0.01) AS f UNION ALL "
     "SELECT cuckoo_new(10))",
     "SELECT bloom_union_agg(f) FROM (SELECT bloom_new(10, 0.01) AS f UNION ALL SELECT 'x')",
-    "SELECT bloom_union(bloom_new(10, 0.01), bloom_new(11, 0.01, 'blocked'))",
+    "SELECT bloom_union(bloom_new(10, 0.01, 'classic'), bloom_new(11, 0.01, 'blocked'))",
+    "SELECT bloom_agg(i, 0.01, NULL, 'fancy') FROM (" SERIES(10) "SELECT i FROM n)",
+    "SELECT cuckoo_agg(i, 0.01, 100, 'blocked') FROM (" SERIES(10) "SELECT i FROM n)",
+    "SELECT bloom_agg(i, 0.01, 100, 3) FROM (" SERIES(10) "SELECT i FROM n)",
     "SELECT bloom_intersect(bloom_new(10, 0.01), X'00')",
     "WITH RECURSIVE r(i, f) AS (SELECT 0, cuckoo_new(10) UNION ALL "
     "SELECT i + 1, cuckoo_add(f, i) FROM r WHERE i < 1000) SELECT count(*) FROM r",

@@ -63,7 +63,9 @@ static const char *const SEEDS[] = {
     "SELECT bloom_agg(i) FROM n",
     "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300) "
     "SELECT bloom_agg('k' || i, 0.2, 500) FROM n",
-    "SELECT bloom_add(bloom_add(bloom_new(600, 0.01, 'blocked'), 1), 'x')",
+    "SELECT bloom_add(bloom_add(bloom_new(600, 0.01, 'classic'), 1), 'x')",
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) "
+    "SELECT bloom_agg(i, 0.05, NULL, 'classic') FROM n",
     "SELECT bloom_agg(NULL)",
     "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300) "
     "SELECT cuckoo_agg(i) FROM n",
@@ -72,7 +74,7 @@ static const char *const SEEDS[] = {
     "SELECT cuckoo_agg(i * 1.5, 0.000001) FROM n",
 };
 #define NSEEDS (sizeof(SEEDS) / sizeof(SEEDS[0]))
-#define FIRST_CUCKOO_SEED 4 /* SEEDS before it build bloom filters */
+#define FIRST_CUCKOO_SEED 5 /* SEEDS before it build bloom filters */
 
 /* Changes one parsed header field of a valid filter and reseals it, so only
  * the checks after the checksum can catch the damage. */

@@ -94,11 +94,11 @@ NOT_A_FILTER = "pass a value built by bloom_agg, bloom_new, cuckoo_agg or cuckoo
 
 DOCUMENTED = {
     ("amq_hash", 1), ("amq_version", 0),
-    ("bloom_agg", 1), ("bloom_agg", 2), ("bloom_agg", 3),
+    ("bloom_agg", 1), ("bloom_agg", 2), ("bloom_agg", 3), ("bloom_agg", 4),
     ("bloom_new", 2), ("bloom_new", 3), ("bloom_add", 2), ("bloom_contains", 2),
     ("bloom_union", 2), ("bloom_intersect", 2), ("bloom_union_agg", 1),
     ("bloom_count", 1), ("bloom_fpr", 1), ("bloom_info", 1),
-    ("cuckoo_agg", 1), ("cuckoo_agg", 2), ("cuckoo_agg", 3),
+    ("cuckoo_agg", 1), ("cuckoo_agg", 2), ("cuckoo_agg", 3), ("cuckoo_agg", 4),
     ("cuckoo_new", 1), ("cuckoo_new", 2), ("cuckoo_add", 2), ("cuckoo_delete", 2),
     ("cuckoo_contains", 2), ("cuckoo_count", 2), ("cuckoo_info", 1),
 }
@@ -178,7 +178,7 @@ def test_hashing():
 # ---- bloom scalar functions -------------------------------------------------
 
 def test_bloom_functions():
-    f = one("SELECT bloom_new(1000, 0.01)")
+    f = one("SELECT bloom_new(1000, 0.01, 'classic')")
     i = info(f)
     check(isinstance(f, bytes) and f[:4] == b"AMQF", "bloom_new gives a filter blob")
     check(i["kind"] == "bloom" and i["layout"] == "classic" and i["items"] == 0 and
@@ -189,8 +189,8 @@ def test_bloom_functions():
         check(key in i, f"bloom_info has {key}")
     b = one("SELECT bloom_new(1000, 0.01, 'blocked')")
     check(info(b)["layout"] == "blocked" and info(b)["bits"] % 512 == 0, "blocked layout")
-    check(one("SELECT bloom_new(1000, 0.01, 'classic') = bloom_new(1000, 0.01)") == 1,
-          "'classic' is the default layout")
+    check(one("SELECT bloom_new(1000, 0.01, 'blocked') = bloom_new(1000, 0.01)") == 1,
+          "'blocked' is the default layout")
     check(one("SELECT length(bloom_new(1e3, 0.01)) = length(bloom_new(1000, 0.01))") == 1,
           "an integral REAL capacity is accepted")
 
@@ -313,7 +313,7 @@ def test_nulls():
 # ---- errors -------------------------------------------------------------------
 
 def test_errors():
-    f = one("SELECT bloom_new(10, 0.1)")
+    f = one("SELECT bloom_new(10, 0.1, 'classic')")
     c = one("SELECT cuckoo_new(10)")
     # A filter argument that is not a blob.
     for fn, call in [
@@ -360,8 +360,9 @@ def test_errors():
     version = bytearray(f)
     version[4] = 9
     expect_error("SELECT bloom_contains(?, 1)",
-                 "unsupported amq filter format version 9 (this build reads version 1): "
-                 "rebuild the filter with this version of amq", (bytes(version),))
+                 "amq filter format version 9 was written by a newer amq (this build reads "
+                 "versions 1 to 1): upgrade amq here to read it, or rebuild the filter with "
+                 "this version", (bytes(version),))
 
     # The other kind of filter.
     to_bloom = ("expected a bloom filter, got a cuckoo filter: "
@@ -379,7 +380,7 @@ def test_errors():
         expect_error(f"SELECT {sql}", to_cuckoo, (f,))
 
     # Filters that cannot be combined.
-    g = one("SELECT bloom_new(1000, 0.1)")
+    g = one("SELECT bloom_new(1000, 0.1, 'classic')")
     mismatch = (f"cannot combine bloom filters with different parameters (classic {info(f)['bits']} "
                 f"bits, {info(f)['hashes']} hashes, seed 0 vs classic {info(g)['bits']} bits, "
                 f"{info(g)['hashes']} hashes, seed 0): build both filters with the same capacity, "
@@ -421,7 +422,6 @@ def test_errors():
                  "cuckoo_agg: capacity must be an integer, got real 2.25")
     expect_error("SELECT bloom_agg(1, 0.01, 1e19)",
                  "bloom_agg: capacity must be an integer, got real 1e+19")
-    expect_error("SELECT bloom_agg(1, 0.01, NULL)", "bloom_agg: capacity must be an integer, got null")
     too_large = re.compile(r"(bloom|cuckoo) filter would need (\d+) bytes, more than the 1 GiB "
                            r"limit: lower the capacity or raise the fpr")
     for sql in ("bloom_new(1e12, 0.01)", "bloom_new(9223372036854775807, 0.5)",
@@ -435,7 +435,7 @@ def test_errors():
     # SQLite's own blob limit is reported in our words.
     limited = connect()
     limited.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 100000)
-    got = error_of("SELECT bloom_new(1000000, 0.01)", conn=limited)
+    got = error_of("SELECT bloom_new(1000000, 0.01, 'classic')", conn=limited)
     check(got == "bloom_new: the filter needs 1198200 bytes, more than SQLite's blob limit of "
           "100000 bytes: lower the capacity or raise the fpr", f"blob limit: {got!r}")
     got = error_of(f"{series(100000)} SELECT cuckoo_agg(i) FROM n", conn=limited)
@@ -443,15 +443,16 @@ def test_errors():
 
     # layout.
     expect_error("SELECT bloom_new(10, 0.01, 'fancy')",
-                 "unknown bloom layout 'fancy': use 'classic' or 'blocked'")
+                 "unknown bloom layout 'fancy': use 'blocked' (the default) or 'classic'")
     expect_error("SELECT bloom_new(10, 0.01, 'Classic')",
-                 "unknown bloom layout 'Classic': use 'classic' or 'blocked'")
+                 "unknown bloom layout 'Classic': use 'blocked' (the default) or 'classic'")
     expect_error("SELECT bloom_new(10, 0.01, 1)", "bloom_new: layout must be text, got integer")
     expect_error("SELECT bloom_new(10, 0.01, X'00')", "bloom_new: layout must be text, got blob")
 
     # Argument counts are SQLite's business.
     expect_error("SELECT bloom_new(10)", "wrong number of arguments to function bloom_new()")
-    expect_error("SELECT bloom_agg(1, 0.01, 10, 4)", "wrong number of arguments to function bloom_agg()")
+    expect_error("SELECT bloom_agg(1, 0.01, 10, 'blocked', 4)",
+                 "wrong number of arguments to function bloom_agg()")
 
     # fpr and capacity come from the first row; the rest are not consulted.
     check(one("SELECT bloom_agg(x, p) = bloom_agg(x, 0.05) FROM (SELECT 1 AS x, 0.05 AS p "
@@ -636,8 +637,8 @@ def test_filter_cache():
     # 16 values so that only the per-call cost is compared.
     db.execute("CREATE TABLE probes(x INTEGER)")
     db.execute(f"INSERT INTO probes {series(400000)} SELECT i % 16 FROM n")
-    small = one("SELECT bloom_new(850, 0.01)")
-    large = one("SELECT bloom_new(56200000, 0.01)")
+    small = one("SELECT bloom_new(850, 0.01, 'classic')")
+    large = one("SELECT bloom_new(56200000, 0.01, 'classic')")
     check(len(small) <= 1100 and len(large) >= 64 << 20, f"{len(small)} and {len(large)} bytes")
 
     def per_row(f):
@@ -663,11 +664,63 @@ def test_filter_cache():
           f"({small_row * 1e9:.0f} ns)")
 
 
+def test_layouts():
+    """The layout argument of bloom_agg and cuckoo_agg, its default and NULLs."""
+    db.execute("CREATE TABLE lay(x INTEGER)")
+    db.execute(f"INSERT INTO lay {series(3000)} SELECT i * 7 FROM n")
+    default = one("SELECT bloom_agg(x) FROM lay")
+    check(info(default)["layout"] == "blocked", f"bloom_agg is blocked by default: {info(default)}")
+    for form in ("bloom_agg(x, 0.01)", "bloom_agg(x, 0.01, NULL)", "bloom_agg(x, 0.01, NULL, NULL)",
+                 "bloom_agg(x, 0.01, NULL, 'blocked')"):
+        check(one(f"SELECT {form} FROM lay") == default, f"{form} equals bloom_agg(x)")
+    classic = one("SELECT bloom_agg(x, 0.01, NULL, 'classic') FROM lay")
+    i = info(classic)
+    check(i["layout"] == "classic" and i["items"] == 3000 and i["bits"] == 28756,
+          f"classic sized for the 3000 distinct values: {i}")
+    check(len(default) > len(classic), "blocked takes a few more bytes than classic")
+    for layout in ("classic", "blocked"):
+        built = one(f"SELECT bloom_agg(x, 0.02, 5000, '{layout}') FROM lay")
+        f = one(f"SELECT bloom_new(5000, 0.02, '{layout}')")
+        for v in range(1, 3001):
+            f = one("SELECT bloom_add(?, ?)", (f, v * 7))
+        check(built == f, f"bloom_agg(x, fpr, capacity, '{layout}') = bloom_new + bloom_add")
+        check(info(built)["layout"] == layout, f"{layout} with a capacity")
+    # NULL values and the first row's arguments decide, as for the shorter forms.
+    check(one("SELECT bloom_agg(NULL, 0.05, 100, 'classic') = bloom_new(100, 0.05, 'classic')") == 1,
+          "a NULL value on the first row still fixes the layout")
+    # cuckoo_agg takes its one layout by name, 'b4'.
+    cuckoo = one("SELECT cuckoo_agg(x) FROM lay")
+    for form in ("cuckoo_agg(x, 0.01, NULL)", "cuckoo_agg(x, 0.01, NULL, NULL)",
+                 "cuckoo_agg(x, 0.01, NULL, 'b4')"):
+        check(one(f"SELECT {form} FROM lay") == cuckoo, f"{form} equals cuckoo_agg(x)")
+    check(one("SELECT cuckoo_agg(x, 0.01, 4000, 'b4') = cuckoo_agg(x, 0.01, 4000) FROM lay") == 1,
+          "cuckoo_agg with a capacity and 'b4'")
+    # Every rejected layout, with the exact message.
+    bloom_hint = "use 'blocked' (the default) or 'classic'"
+    cuckoo_hint = "use 'b4' (buckets of 4 fingerprints, the default)"
+    for name in ("fancy", "Blocked", "CLASSIC", "", "blocked ", "b4", "counting"):
+        expect_error(f"SELECT bloom_agg(x, 0.01, NULL, '{name}') FROM lay",
+                     f"unknown bloom layout '{name}': {bloom_hint}")
+        expect_error(f"SELECT bloom_agg(x, 0.01, 100, '{name}') FROM lay",
+                     f"unknown bloom layout '{name}': {bloom_hint}")
+    for name in ("classic", "blocked", "B4", "b2", ""):
+        expect_error(f"SELECT cuckoo_agg(x, 0.01, NULL, '{name}') FROM lay",
+                     f"unknown cuckoo layout '{name}': {cuckoo_hint}")
+    expect_error("SELECT bloom_agg(1, 0.01, 10, 4)", "bloom_agg: layout must be text, got integer")
+    expect_error("SELECT cuckoo_agg(1, 0.01, 10, X'00')", "cuckoo_agg: layout must be text, got blob")
+    expect_error("SELECT bloom_agg(1, 0.01, 'x', 'classic')",
+                 "bloom_agg: capacity must be an integer, got text")
+    expect_error("SELECT bloom_agg(1, NULL, NULL, 'classic')", "bloom_agg: fpr must be a number, got null")
+    long_name = "x" * 100
+    expect_error(f"SELECT bloom_new(10, 0.01, '{long_name}')",
+                 f"unknown bloom layout '{'x' * 64}': {bloom_hint}")
+
+
 def main():
     tests = [test_registered_functions, test_flags_in_use, test_hashing, test_bloom_functions,
              test_cuckoo_functions, test_nulls, test_errors, test_aggregates,
              test_same_bytes_every_run, test_cli, test_demo, test_million_rows,
-             test_filter_cache]
+             test_filter_cache, test_layouts]
     for test in tests:
         start = time.perf_counter()
         before = failed
