@@ -1,5 +1,5 @@
 """Shards that fail: one that is down, one without amq, one with an older
-amq.
+amq, one whose amq lacks a function the coordinator ships.
 
 Uses the vip and filters tables of pushdown.py.
 """
@@ -68,10 +68,9 @@ def shard_without_amq(r):
 def shard_old_version(r):
     """Version skew: shard2 has a database whose amq is still at 0.1.0
     (same library, the older SQL objects) behind a server with extensions
-    'amq'. postgres_fdw compares no versions: what the old version has ships
-    and answers (probes, the 3-argument bloom_agg, byte for byte as on the
-    coordinator); what it lacks (the 4-argument bloom_agg of 0.2.0) fails
-    with the shard's "does not exist" error."""
+    'amq'. postgres_fdw compares no versions: probes and the 3-argument
+    bloom_agg ship and answer (byte for byte as on the coordinator); the only
+    function 0.1.0 lacks, the 4-argument bloom_agg, is never shipped."""
     psql("shard2", "CREATE DATABASE oldamq;")
     psql("shard2", """
         CREATE EXTENSION amq VERSION '0.1.0';
@@ -90,16 +89,23 @@ def shard_old_version(r):
     r.check("the coordinator and the old shard report different amq versions",
             len(versions) == 2 and versions[1] == "0.1.0" and versions[0] != versions[1],
             " vs ".join(versions))
-    out = run_psql("coord", "SELECT bloom_agg(customer_id, 0.01, 100000, 'blocked') FROM oldamq_orders")
-    r.check("a function the old shard lacks: its error, no rows",
-            out.returncode != 0 and out.stdout == ""
-            and "ERROR:  function public.bloom_agg(bigint, double precision, bigint, text) does not exist"
-            in out.stderr, " / ".join(out.stderr.strip().split("\n")[:2]))
-    same = psql("coord", """
-        SELECT (SELECT bloom_agg(customer_id, 0.01, 100000) FROM oldamq_orders)::bytea
-             = (SELECT bloom_agg(i::bigint, 0.01, 100000) FROM generate_series(0, 99999) i)::bytea""")
+    layout = "SELECT bloom_agg(customer_id, 0.01, 100000, 'blocked') FROM oldamq_orders"
+    scans = foreign_scans(plan("coord", layout))
+    same = psql("coord", f"""
+        SELECT ({layout})::bytea = (SELECT bloom_agg(i::bigint, 0.01, 100000, 'blocked')
+                                     FROM generate_series(0, 99999) i)::bytea""")
+    r.check("0.2.0's bloom_agg with a layout is not shipped: it runs on the coordinator, against the "
+            "old shard too",
+            len(scans) == 1 and "bloom_agg" not in scans[0]["Remote SQL"] and same == ["t"],
+            scans[0]["Remote SQL"] if scans else "no foreign scan")
+    three = "SELECT bloom_agg(customer_id, 0.01, 100000) FROM oldamq_orders"
+    scans = foreign_scans(plan("coord", three))
+    same = psql("coord", f"""
+        SELECT ({three})::bytea = (SELECT bloom_agg(i::bigint, 0.01, 100000)
+                                    FROM generate_series(0, 99999) i)::bytea""")
     r.check("a function the old shard has: the 3-argument bloom_agg runs there, same bytes",
-            same == ["t"])
+            len(scans) == 1 and "SELECT public.bloom_agg(" in scans[0]["Remote SQL"] and same == ["t"],
+            scans[0]["Remote SQL"] if scans else "no foreign scan")
     probe = ("SELECT count(*) FROM oldamq_orders WHERE bloom_contains("
              "(SELECT b FROM filters WHERE name = 'vip'), customer_id)")
     scans = foreign_scans(plan("coord", probe))
@@ -111,7 +117,42 @@ def shard_old_version(r):
             and missed == 0 and 2000 <= kept <= 2000 + 1.5 * 0.01 * 98000, f"{kept} kept, {missed} missed")
 
 
+def shard_missing_a_function(r):
+    """A shard whose amq lacks a function the coordinator ships (here
+    cuckoo_contains and its @>, dropped from the extension) fails that query
+    with its own "does not exist" error; the functions it has still ship."""
+    psql("shard2", "CREATE DATABASE lackamq;")
+    psql("shard2", """
+        CREATE EXTENSION amq;
+        ALTER EXTENSION amq DROP OPERATOR @> (cuckoo, anycompatible);
+        DROP OPERATOR @> (cuckoo, anycompatible);
+        ALTER EXTENSION amq DROP FUNCTION cuckoo_contains(cuckoo, anycompatible);
+        DROP FUNCTION cuckoo_contains(cuckoo, anycompatible);
+        CREATE TABLE orders (id bigint, customer_id bigint, amount numeric(10, 2));
+        INSERT INTO orders SELECT i, i, 1 FROM generate_series(0, 99999) i;""", db="lackamq")
+    psql("coord", f"""
+        CREATE SERVER lackamq FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1',
+          port '{psql('shard2', 'SHOW port')[0]}', dbname 'lackamq', extensions 'amq');
+        CREATE USER MAPPING FOR PUBLIC SERVER lackamq OPTIONS (user 'postgres');
+        CREATE FOREIGN TABLE lackamq_orders (id bigint, customer_id bigint, amount numeric(10, 2))
+          SERVER lackamq OPTIONS (table_name 'orders');""")
+    out = run_psql("coord", "SELECT count(*) FROM lackamq_orders WHERE cuckoo_contains("
+                            "(SELECT c FROM filters WHERE name = 'vip'), customer_id)")
+    r.check("a shard lacking cuckoo_contains: its error, no rows",
+            out.returncode != 0 and out.stdout == ""
+            and "ERROR:  function public.cuckoo_contains(public.cuckoo, bigint) does not exist"
+            in out.stderr, " / ".join(out.stderr.strip().split("\n")[:2]))
+    probe = ("SELECT count(*) FROM lackamq_orders WHERE bloom_contains("
+             "(SELECT b FROM filters WHERE name = 'vip'), customer_id)")
+    kept = int(psql("coord", probe)[0])
+    missed = int(psql("coord", f"SELECT count(*) FROM vip WHERE customer_id NOT IN "
+                               f"({probe.replace('count(*)', 'customer_id')})")[0])
+    r.check("the same shard still runs bloom_contains: every vip customer, at most the fpr bound more",
+            missed == 0 and 2000 <= kept <= 2000 + 1.5 * 0.01 * 98000, f"{kept} kept, {missed} missed")
+
+
 def run_all(r):
     r.run("shard down", shard_down)
     r.run("shard without amq", shard_without_amq)
     r.run("shard with an older amq", shard_old_version)
+    r.run("shard missing a function", shard_missing_a_function)
