@@ -5,9 +5,12 @@
 #   make install    install the PostgreSQL extension (amq.control, $libdir/amq)
 #   make test       every test: core unit tests (plain, ASan+UBSan, and under
 #                   qemu-user for s390x and aarch64), a bounded libFuzzer run,
-#                   SQLite tests, pg_regress on a temporary server, interop;
-#                   the last line is "N passed, N failed"
+#                   SQLite tests, pg_regress on a temporary server, interop, a
+#                   coordinator and two shards (tests/multi); the last line is
+#                   "N passed, N failed"
 #   make demo       the join-prefilter session in the sqlite3 CLI
+#   make demo-pg    the join prefilter across a PostgreSQL coordinator and two
+#                   shards (postgres_fdw), on servers it starts and stops
 #   make bench      benchmarks (results go to docs/BENCHMARKS.md by hand)
 #   make deps       install missing Debian packages (apt-get as root, else
 #                   print the apt-get line and stop); every target above runs it

@@ -1,10 +1,12 @@
 # PostgreSQL extension (PGXS, in postgres/): `make pg` builds postgres/amq.so,
 # `make install` installs it into the server PG_CONFIG names (amq.control,
 # amq--0.1.0.sql, $libdir/amq.so and its JIT bitcode), `make bench-pg` runs
-# the PostgreSQL benchmark on a temporary cluster. Included by the top
+# the PostgreSQL benchmark on a temporary cluster, `make bench-multi` the
+# join prefilter benchmark across a coordinator and two shards, `make demo-pg`
+# the demonstration on such servers (postgres/demo.sh). Included by the top
 # Makefile, whose variables (PG_CONFIG, BUILD, PYTHON) it uses.
 
-.PHONY: pg install bench-pg
+.PHONY: pg install bench-pg bench-multi demo-pg
 
 pg: | deps
 	$(MAKE) -C postgres PG_CONFIG=$(PG_CONFIG)
@@ -14,3 +16,9 @@ install: pg
 
 bench-pg: install
 	@PG_CONFIG=$(PG_CONFIG) bash bench/pg/run.sh
+
+bench-multi: install
+	@PG_CONFIG=$(PG_CONFIG) bash bench/multi/run.sh
+
+demo-pg: install
+	@PG_CONFIG=$(PG_CONFIG) bash postgres/demo.sh

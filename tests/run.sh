@@ -14,6 +14,7 @@ suites=(
 	"exports:tests/exports/run.sh"
 	"postgres:tests/pg/run.sh"
 	"interop:tests/interop/run.sh"
+	"multi:tests/multi/run.sh"
 )
 
 total_pass=0

@@ -1,0 +1,158 @@
+"""Shards that fail: one that is down, one without amq, one with an older
+amq, one whose amq lacks a function the coordinator ships.
+
+Uses the vip and filters tables of pushdown.py.
+"""
+
+from nodes import fetched, foreign_scans, node_ctl, plan, psql, run_psql
+
+QUERY = ("SELECT count(*) || ' ' || sum(o.id) FROM orders o JOIN vip v USING (customer_id) "
+         "WHERE bloom_contains((SELECT b FROM filters WHERE name = 'vip'), o.customer_id)")
+
+
+def shard_down(r):
+    """With shard2 stopped the prefiltered join fails with postgres_fdw's
+    error and prints no rows; restarted, it gives the first answer again."""
+    before = psql("coord", QUERY)
+    node_ctl("stop", "shard2")
+    try:
+        out = run_psql("coord", QUERY)
+        r.check("shard2 down: the query fails with postgres_fdw's error and no rows",
+                out.returncode != 0 and out.stdout == ""
+                and 'could not connect to server "shard2"' in out.stderr,
+                out.stderr.strip().split("\n")[0])
+        out = run_psql("coord", "SELECT count(*) FROM orders_s1 WHERE bloom_contains("
+                                "(SELECT b FROM filters WHERE name = 'vip'), customer_id)")
+        r.check("shard2 down: shard1 alone still answers", out.returncode == 0, out.stdout.strip())
+    finally:
+        node_ctl("start", "shard2")
+    r.check("shard2 restarted: the same query gives the same answer",
+            psql("coord", QUERY) == before, before[0])
+
+
+def shard_without_amq(r):
+    """A database with orders but no amq, behind a server with extensions
+    'amq': the remote query fails with the remote error naming the missing
+    function; the same server without extensions 'amq' answers, filtering
+    on the coordinator."""
+    psql("shard2", "CREATE DATABASE noamq;")
+    psql("shard2", "CREATE TABLE orders (id bigint, customer_id bigint, amount numeric(10, 2));"
+                   "INSERT INTO orders SELECT i, i, 1 FROM generate_series(0, 99999) i;", db="noamq")
+    psql("coord", f"""
+        CREATE SERVER noamq FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1',
+          port '{psql('shard2', 'SHOW port')[0]}', dbname 'noamq', extensions 'amq');
+        CREATE USER MAPPING FOR PUBLIC SERVER noamq OPTIONS (user 'postgres');
+        CREATE FOREIGN TABLE noamq_orders (id bigint, customer_id bigint, amount numeric(10, 2))
+          SERVER noamq OPTIONS (table_name 'orders');""")
+    probe = ("SELECT count(*) FROM noamq_orders WHERE bloom_contains("
+             "(SELECT b FROM filters WHERE name = 'vip'), customer_id)")
+    out = run_psql("coord", probe)
+    r.check("a shard without amq: the remote error, no rows",
+            out.returncode != 0 and out.stdout == ""
+            and 'ERROR:  type "public.bloom" does not exist' in out.stderr
+            and "remote SQL command: SELECT count(*) FROM public.orders WHERE "
+                "(public.bloom_contains($1::public.bloom, customer_id))" in out.stderr,
+            " / ".join(out.stderr.strip().split("\n")))
+    psql("coord", "ALTER SERVER noamq OPTIONS (DROP extensions);")
+    scans = foreign_scans(plan("coord", probe, True))
+    r.check("the same shard without extensions 'amq': filtered on the coordinator, all rows fetched",
+            len(scans) == 1 and "bloom" not in scans[0]["Remote SQL"] and fetched(scans[0]) == 100000,
+            scans[0]["Remote SQL"])
+    kept = int(psql("coord", probe)[0])
+    missed = int(psql("coord", f"SELECT count(*) FROM vip WHERE customer_id NOT IN "
+                               f"({probe.replace('count(*)', 'customer_id')})")[0])
+    r.check("the same shard without extensions 'amq': every vip customer, at most the fpr bound more",
+            missed == 0 and 2000 <= kept <= 2000 + 1.5 * 0.01 * 98000, f"{kept} kept, {missed} missed")
+
+
+def shard_old_version(r):
+    """Version skew: shard2 has a database whose amq is still at 0.1.0
+    (same library, the older SQL objects) behind a server with extensions
+    'amq'. postgres_fdw compares no versions: probes and the 3-argument
+    bloom_agg ship and answer (byte for byte as on the coordinator); the only
+    function 0.1.0 lacks, the 4-argument bloom_agg, is never shipped."""
+    psql("shard2", "CREATE DATABASE oldamq;")
+    psql("shard2", """
+        CREATE EXTENSION amq VERSION '0.1.0';
+        CREATE TABLE orders (id bigint, customer_id bigint, amount numeric(10, 2));
+        INSERT INTO orders SELECT i, i, 1 FROM generate_series(0, 99999) i;""", db="oldamq")
+    psql("coord", f"""
+        CREATE SERVER oldamq FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1',
+          port '{psql('shard2', 'SHOW port')[0]}', dbname 'oldamq', extensions 'amq');
+        CREATE USER MAPPING FOR PUBLIC SERVER oldamq OPTIONS (user 'postgres');
+        CREATE FOREIGN TABLE oldamq_orders (id bigint, customer_id bigint, amount numeric(10, 2))
+          SERVER oldamq OPTIONS (table_name 'orders');
+        CREATE FOREIGN TABLE oldamq_extension (extname name, extversion text) SERVER oldamq
+          OPTIONS (schema_name 'pg_catalog', table_name 'pg_extension');""")
+    versions = psql("coord", "SELECT extversion FROM pg_extension WHERE extname = 'amq' UNION ALL "
+                             "SELECT extversion FROM oldamq_extension WHERE extname = 'amq'")
+    r.check("the coordinator and the old shard report different amq versions",
+            len(versions) == 2 and versions[1] == "0.1.0" and versions[0] != versions[1],
+            " vs ".join(versions))
+    layout = "SELECT bloom_agg(customer_id, 0.01, 100000, 'blocked') FROM oldamq_orders"
+    scans = foreign_scans(plan("coord", layout))
+    same = psql("coord", f"""
+        SELECT ({layout})::bytea = (SELECT bloom_agg(i::bigint, 0.01, 100000, 'blocked')
+                                     FROM generate_series(0, 99999) i)::bytea""")
+    r.check("0.2.0's bloom_agg with a layout is not shipped: it runs on the coordinator, against the "
+            "old shard too",
+            len(scans) == 1 and "bloom_agg" not in scans[0]["Remote SQL"] and same == ["t"],
+            scans[0]["Remote SQL"] if scans else "no foreign scan")
+    three = "SELECT bloom_agg(customer_id, 0.01, 100000) FROM oldamq_orders"
+    scans = foreign_scans(plan("coord", three))
+    same = psql("coord", f"""
+        SELECT ({three})::bytea = (SELECT bloom_agg(i::bigint, 0.01, 100000)
+                                    FROM generate_series(0, 99999) i)::bytea""")
+    r.check("a function the old shard has: the 3-argument bloom_agg runs there, same bytes",
+            len(scans) == 1 and "SELECT public.bloom_agg(" in scans[0]["Remote SQL"] and same == ["t"],
+            scans[0]["Remote SQL"] if scans else "no foreign scan")
+    probe = ("SELECT count(*) FROM oldamq_orders WHERE bloom_contains("
+             "(SELECT b FROM filters WHERE name = 'vip'), customer_id)")
+    scans = foreign_scans(plan("coord", probe))
+    kept = int(psql("coord", probe)[0])
+    missed = int(psql("coord", f"SELECT count(*) FROM vip WHERE customer_id NOT IN "
+                               f"({probe.replace('count(*)', 'customer_id')})")[0])
+    r.check("the old shard runs the probe: every vip customer, at most the fpr bound more",
+            len(scans) == 1 and "public.bloom_contains(" in scans[0]["Remote SQL"]
+            and missed == 0 and 2000 <= kept <= 2000 + 1.5 * 0.01 * 98000, f"{kept} kept, {missed} missed")
+
+
+def shard_missing_a_function(r):
+    """A shard whose amq lacks a function the coordinator ships (here
+    cuckoo_contains and its @>, dropped from the extension) fails that query
+    with its own "does not exist" error; the functions it has still ship."""
+    psql("shard2", "CREATE DATABASE lackamq;")
+    psql("shard2", """
+        CREATE EXTENSION amq;
+        ALTER EXTENSION amq DROP OPERATOR @> (cuckoo, anycompatible);
+        DROP OPERATOR @> (cuckoo, anycompatible);
+        ALTER EXTENSION amq DROP FUNCTION cuckoo_contains(cuckoo, anycompatible);
+        DROP FUNCTION cuckoo_contains(cuckoo, anycompatible);
+        CREATE TABLE orders (id bigint, customer_id bigint, amount numeric(10, 2));
+        INSERT INTO orders SELECT i, i, 1 FROM generate_series(0, 99999) i;""", db="lackamq")
+    psql("coord", f"""
+        CREATE SERVER lackamq FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1',
+          port '{psql('shard2', 'SHOW port')[0]}', dbname 'lackamq', extensions 'amq');
+        CREATE USER MAPPING FOR PUBLIC SERVER lackamq OPTIONS (user 'postgres');
+        CREATE FOREIGN TABLE lackamq_orders (id bigint, customer_id bigint, amount numeric(10, 2))
+          SERVER lackamq OPTIONS (table_name 'orders');""")
+    out = run_psql("coord", "SELECT count(*) FROM lackamq_orders WHERE cuckoo_contains("
+                            "(SELECT c FROM filters WHERE name = 'vip'), customer_id)")
+    r.check("a shard lacking cuckoo_contains: its error, no rows",
+            out.returncode != 0 and out.stdout == ""
+            and "ERROR:  function public.cuckoo_contains(public.cuckoo, bigint) does not exist"
+            in out.stderr, " / ".join(out.stderr.strip().split("\n")[:2]))
+    probe = ("SELECT count(*) FROM lackamq_orders WHERE bloom_contains("
+             "(SELECT b FROM filters WHERE name = 'vip'), customer_id)")
+    kept = int(psql("coord", probe)[0])
+    missed = int(psql("coord", f"SELECT count(*) FROM vip WHERE customer_id NOT IN "
+                               f"({probe.replace('count(*)', 'customer_id')})")[0])
+    r.check("the same shard still runs bloom_contains: every vip customer, at most the fpr bound more",
+            missed == 0 and 2000 <= kept <= 2000 + 1.5 * 0.01 * 98000, f"{kept} kept, {missed} missed")
+
+
+def run_all(r):
+    r.run("shard down", shard_down)
+    r.run("shard without amq", shard_without_amq)
+    r.run("shard with an older amq", shard_old_version)
+    r.run("shard missing a function", shard_missing_a_function)

@@ -1,0 +1,95 @@
+"""What the multi-server checks share: psql against a node, node control
+through tests/pg/cluster.sh, EXPLAIN plans as JSON, and the tally of checks.
+
+The servers are the nodes coord, shard1 and shard2 under AMQ_PG_ROOT
+(tests/multi/servers.sh started them); AMQ_PSQL is psql.
+"""
+
+import json
+import os
+import subprocess
+
+PSQL = os.environ.get("AMQ_PSQL", "psql")
+ROOT = os.environ["AMQ_PG_ROOT"]
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def port(node):
+    with open(os.path.join(ROOT, node, "port"), encoding="ascii") as f:
+        return f.read().strip()
+
+
+def run_psql(node, sql, db="postgres"):
+    """Runs sql through psql on node; returns the finished process (unaligned,
+    tuples only, stopping at the first error)."""
+    return subprocess.run(
+        [PSQL, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", os.path.join(ROOT, node),
+         "-p", port(node), "-U", "postgres", "-d", db],
+        input=sql, capture_output=True, text=True, check=False)
+
+
+def psql(node, sql, db="postgres"):
+    """The output lines of sql on node; an error raises RuntimeError."""
+    out = run_psql(node, sql, db)
+    if out.returncode != 0:
+        raise RuntimeError(f"{node}: {out.stderr.strip()}")
+    return out.stdout.splitlines()
+
+
+def value(node, sql, db="postgres"):
+    """The last output line of sql on node (a single value)."""
+    return psql(node, sql, db)[-1]
+
+
+def node_ctl(action, node):
+    """amq_node_<action> NODE from tests/pg/cluster.sh (start, stop, pid)."""
+    out = subprocess.run(
+        ["bash", "-c", f'. tests/pg/cluster.sh && amq_node_{action} "$1"', "_", node],
+        cwd=REPO, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"amq_node_{action} {node}: {out.stderr.strip()}")
+    return out.stdout.strip()
+
+
+def plan(node, query, analyze=False, setup=""):
+    """The JSON plan of query on node (EXPLAIN VERBOSE, with ANALYZE if asked)."""
+    options = "VERBOSE, FORMAT JSON" + (", ANALYZE, TIMING OFF" if analyze else "")
+    lines = psql(node, f"{setup}\nEXPLAIN ({options}) {query};")
+    return json.loads("\n".join(lines))[0]["Plan"]
+
+
+def foreign_scans(node_plan):
+    """Every Foreign Scan node of a plan (InitPlans and subplans included)."""
+    found = [node_plan] if node_plan["Node Type"] == "Foreign Scan" else []
+    for child in node_plan.get("Plans", []):
+        found += foreign_scans(child)
+    return found
+
+
+def fetched(scan):
+    """Rows a Foreign Scan received from its server (EXPLAIN ANALYZE): the
+    rows it returned plus those a local Filter removed."""
+    return scan["Actual Rows"] + scan.get("Rows Removed by Filter", 0)
+
+
+class Results:
+    """Counts checks, printing one line for each."""
+
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, name, ok, detail=""):
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+        print(f"{'ok  ' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}", flush=True)
+        return ok
+
+    def run(self, name, fn, *args):
+        """Runs one group of checks; an exception in it counts as a failure."""
+        try:
+            fn(self, *args)
+        except (RuntimeError, ValueError, KeyError, IndexError, OSError, subprocess.SubprocessError) as e:
+            self.check(name, False, f"{type(e).__name__}: {e}")
