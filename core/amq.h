@@ -191,6 +191,12 @@ amq_status amq_filter_add(amq_filter *f, uint64_t hash, amq_error *err);
 /* amq_filter_add for a filter whose buffer came from a: a scalable filter
  * that must grow gets a new, larger buffer from a (the old one is freed). */
 amq_status amq_filter_add_to(amq_filter *f, uint64_t hash, const amq_allocator *a, amq_error *err);
+/* Adds an aggregate's n sorted hashes (amq_filter_add_to each), in an order
+ * that depends only on the set: sorted, except that a scalable chain takes
+ * them in the order of a second hash, since the sorted order would fill its
+ * first link from the first blocks only. Stops at the first failure. */
+amq_status amq_filter_add_collected(amq_filter *f, const uint64_t *sorted, size_t n,
+				    const amq_allocator *a, amq_error *err);
 bool amq_filter_contains(const amq_filter *f, uint64_t hash);
 /* The test amq_filter_contains runs for f on this CPU, for callers that probe
  * one filter many times without choosing the variant on every probe. */

@@ -12,7 +12,10 @@
  * this schedule avoids). Each link is a blocked filter, so a probe costs one
  * cache line per link. An add of a value the chain may already hold adds
  * nothing (as RedisBloom's BF.ADD), so a chain depends only on the sequence
- * of distinct values added.
+ * of distinct values added. An aggregate adds the distinct hashes it
+ * collected in the order of a second hash of each (scalable_add_collected):
+ * the chain is then the same for any row order, and grows from the capacity
+ * given as it would under bloom_add.
  *
  * Payload (docs/FORMAT.md): a 64-byte chain header (p as IEEE-754 bits, the
  * first link's capacity, expansion, link count), then per link a 64-byte
@@ -24,6 +27,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #define LINE 64
 /* Chain header fields, from the start of the payload. */
@@ -329,6 +333,40 @@ static amq_status scalable_add_grow(amq_filter *f, uint64_t hash, const amq_allo
 	return AMQ_OK;
 }
 
+/* The order an aggregate adds a hash in: a bijection of it unrelated to both
+ * the block (the hash's high bits) and the bits in the block (mix64 of it). */
+static uint64_t insertion_key(uint64_t hash)
+{
+	return amq_mix64(hash ^ 0x5851f42d4c957f2dULL);
+}
+
+static int by_insertion_key(const void *a, const void *b)
+{
+	uint64_t x = insertion_key(*(const uint64_t *)a), y = insertion_key(*(const uint64_t *)b);
+	return (x > y) - (x < y);
+}
+
+/* An aggregate's hashes in insertion-key order, a function of the set alone:
+ * in sorted order link 0 would get only the smallest hashes, all in its first
+ * blocks. */
+static amq_status scalable_add_collected(amq_filter *f, const uint64_t *sorted, size_t n,
+					 const amq_allocator *a, amq_error *err)
+{
+	if (n == 0)
+		return AMQ_OK;
+	uint64_t *order = a->alloc(a->ctx, n * sizeof(uint64_t));
+	if (order == NULL)
+		return amq_fail(err, AMQ_NO_MEMORY, "",
+				"out of memory ordering %zu hashes for a scalable filter", n);
+	memcpy(order, sorted, n * sizeof(uint64_t));
+	qsort(order, n, sizeof(uint64_t), by_insertion_key);
+	amq_status st = AMQ_OK;
+	for (size_t i = 0; i < n && st == AMQ_OK; i++)
+		st = scalable_add_grow(f, order[i], a, err);
+	a->free(a->ctx, order);
+	return st;
+}
+
 /* AMQ_INCOMPATIBLE unless a and b have the same shape: p, first capacity,
  * expansion, seed and links (hence every link's size). */
 static amq_status check_same_shape(const amq_filter *a, const amq_filter *b, amq_error *err)
@@ -469,6 +507,7 @@ const amq_variant amq_variant_bloom_scalable = {
     .check_payload = scalable_check_payload,
     .size = scalable_size,
     .create = amq_scalable_create,
+    .add_collected = scalable_add_collected,
     .add_grow = scalable_add_grow,
     .contains = scalable_contains,
     .probe_for = scalable_probe_for,

@@ -112,12 +112,7 @@ static amq_status finish_collected(amq_builder *b, const uint64_t *hashes, size_
 						  b->seed, &b->alloc, err);
 		if (st != AMQ_OK)
 			return st;
-		size_t i = 0;
-		for (; i < count; i++) {
-			st = amq_filter_add_to(out, hashes[i], &b->alloc, err);
-			if (st != AMQ_OK)
-				break;
-		}
+		st = amq_filter_add_collected(out, hashes, count, &b->alloc, err);
 		if (st == AMQ_OK)
 			break;
 		amq_filter_free(out, &b->alloc);

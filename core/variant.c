@@ -110,6 +110,20 @@ amq_status amq_filter_add_to(amq_filter *f, uint64_t hash, const amq_allocator *
 	return v->add(f, hash, err);
 }
 
+amq_status amq_filter_add_collected(amq_filter *f, const uint64_t *sorted, size_t n,
+				    const amq_allocator *a, amq_error *err)
+{
+	const amq_variant *v = amq_variant_of(f);
+	if (v->add_collected != NULL)
+		return v->add_collected(f, sorted, n, a, err);
+	for (size_t i = 0; i < n; i++) {
+		amq_status st = amq_filter_add_to(f, sorted[i], a, err);
+		if (st != AMQ_OK)
+			return st;
+	}
+	return AMQ_OK;
+}
+
 amq_status amq_filter_add(amq_filter *f, uint64_t hash, amq_error *err)
 {
 	return amq_filter_add_to(f, hash, NULL, err);

@@ -47,6 +47,10 @@ typedef struct amq_variant {
 	amq_status (*create)(amq_filter *f, uint64_t capacity, double fpr, uint32_t expansion,
 			     uint64_t seed, const amq_allocator *a, amq_error *err);
 
+	/* Adds an aggregate's n sorted hashes in the order the variant wants
+	 * (still a function of the set alone). NULL: in sorted order. */
+	amq_status (*add_collected)(amq_filter *f, const uint64_t *sorted, size_t n,
+				    const amq_allocator *a, amq_error *err);
 	/* Adds one value; on failure the filter is unchanged. NULL for a
 	 * variant that grows (add_grow). */
 	amq_status (*add)(amq_filter *f, uint64_t hash, amq_error *err);

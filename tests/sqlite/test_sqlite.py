@@ -95,7 +95,7 @@ NOT_A_FILTER = "pass a value built by bloom_agg, bloom_new, cuckoo_agg or cuckoo
 DOCUMENTED = {
     ("amq_hash", 1), ("amq_version", 0),
     ("bloom_agg", 1), ("bloom_agg", 2), ("bloom_agg", 3), ("bloom_agg", 4),
-    ("bloom_new", 2), ("bloom_new", 3), ("bloom_add", 2), ("bloom_contains", 2),
+    ("bloom_new", 2), ("bloom_new", 3), ("bloom_new", 4), ("bloom_add", 2), ("bloom_contains", 2),
     ("bloom_union", 2), ("bloom_intersect", 2), ("bloom_union_agg", 1),
     ("bloom_count", 1), ("bloom_fpr", 1), ("bloom_info", 1),
     ("bloom_delete", 2), ("bloom_frequency", 2),
@@ -811,11 +811,74 @@ def test_counting():
                  (streamed, c))
 
 
+def test_scalable():
+    """The scalable layout: a chain that grows under bloom_add with an honest
+    compound rate, its aggregate, bloom_info's chain, unions and errors."""
+    f = one("SELECT bloom_new(200, 0.01, 'scalable')")
+    i = info(f)
+    check(i["layout"] == "scalable" and i["expansion"] == 2 and i["capacity"] == 200
+          and len(i["links"]) == 1 and i["links"][0]["error"] == 0.005 and i["format_version"] == 2,
+          f"a new chain has one link at p/2: {i}")
+    db.execute("CREATE TABLE sc(x INTEGER)")
+    db.execute(f"INSERT INTO sc {series(20000)} SELECT i FROM n")
+    # 1x, 10x, 100x the first capacity: grown by bloom_add one row at a time.
+    grown = f
+    added = 0
+    for times in (1, 10, 100):
+        for (x,) in db.execute("SELECT x FROM sc WHERE x > ? AND x <= ?", (added, 200 * times)).fetchall():
+            grown = one("SELECT bloom_add(?, ?)", (grown, x))
+        added = 200 * times
+        missing = one(f"SELECT count(*) FROM sc WHERE x <= {added} AND NOT bloom_contains(?, x)", (grown,))
+        fp = one(f"{series(100000, 1000000)} SELECT sum(bloom_contains(?, i)) FROM n", (grown,))
+        links = info(grown)["links"]
+        check(missing == 0, f"{times}x: {missing} false negatives")
+        check(fp / 100000 <= 0.0115, f"{times}x: measured fpr {fp / 100000} above 1.15p")
+        check((len(links) == 1) == (times == 1), f"{times}x: {len(links)} links")
+        check([l["capacity"] for l in links] == [200 * 2 ** k for k in range(len(links))]
+              and [l["error"] for l in links] == [0.01 / 2 ** (k + 1) for k in range(len(links))]
+              and all(l["hashes"] <= 8 and l["bits"] % 512 == 0 for l in links),
+              f"{times}x: links grow by 2 at p/2^(i+1), blocked: {links}")
+    check(one("SELECT bloom_fpr(?)", (grown,)) < 0.01, "the compound expected rate stays below p")
+    check(abs(one("SELECT bloom_count(?)", (grown,)) - 20000) < 600, "bloom_count sums the links")
+    # bloom_agg: the same chain whatever the row order; grows from the capacity.
+    agg = one("SELECT bloom_agg(x, 0.01, 200, 'scalable') FROM sc")
+    rev = one("SELECT bloom_agg(x, 0.01, 200, 'scalable') FROM (SELECT x FROM sc ORDER BY x DESC)")
+    check(agg == rev, "bloom_agg 'scalable': the same bytes in any row order")
+    check(len(info(agg)["links"]) == len(info(grown)["links"]), "bloom_agg grows as bloom_add does")
+    check(len(info(one("SELECT bloom_agg(x, 0.01, NULL, 'scalable') FROM sc"))["links"]) == 1,
+          "without a capacity one link sized for the distinct values")
+    wide = one("SELECT bloom_new(100, 0.01, 'scalable', 4)")
+    for v in range(1000):
+        wide = one("SELECT bloom_add(?, ?)", (wide, v))
+    check([l["capacity"] for l in info(wide)["links"]] == [100, 400, 1600], "expansion 4")
+    # Union of chains of one shape; any other is an error that says why.
+    a = one("SELECT bloom_agg(x, 0.01, 200, 'scalable') FROM sc WHERE x <= 500")
+    b = one("SELECT bloom_agg(x + 100000, 0.01, 200, 'scalable') FROM sc WHERE x <= 500")
+    u = one("SELECT bloom_union(?, ?)", (a, b))
+    check(one("SELECT bloom_contains(?, 7) AND bloom_contains(?, 100007)", (u, u)) == 1,
+          "union of the same shape holds both")
+    check(one("SELECT bloom_union_agg(f) = ? FROM (SELECT ? AS f UNION ALL SELECT ?)", (u, a, b)) == 1,
+          "bloom_union_agg = bloom_union")
+    err = error_of("SELECT bloom_union(?, ?)", (a, f))
+    check(err is not None and err.startswith("cannot combine scalable bloom filters of different shapes (2 links"),
+          f"different shapes: {err}")
+    expect_error("SELECT bloom_new(10, 0.01, 'blocked', 2)",
+                 "a blocked bloom filter does not grow, so it takes no expansion: "
+                 "pass an expansion only with layout 'scalable'")
+    expect_error("SELECT bloom_new(10, 0.01, 'scalable', 0)",
+                 "bloom_new: expansion must be between 1 and 32, got 0")
+    expect_error("SELECT bloom_new(10, 0.01, 'scalable', '2')",
+                 "bloom_new: expansion must be an integer, got text")
+    expect_error("SELECT bloom_delete(?, 1)",
+                 "a scalable bloom filter cannot delete values: "
+                 "build the filter with layout 'counting' for that", (f,))
+
+
 def main():
     tests = [test_registered_functions, test_flags_in_use, test_hashing, test_bloom_functions,
              test_cuckoo_functions, test_nulls, test_errors, test_aggregates,
              test_same_bytes_every_run, test_cli, test_demo, test_million_rows,
-             test_filter_cache, test_layouts, test_counting]
+             test_filter_cache, test_layouts, test_counting, test_scalable]
     for test in tests:
         start = time.perf_counter()
         before = failed
