@@ -93,6 +93,8 @@ BUILDERS = [
     ("bloom_agg NULL layout", "bloom_agg({c}, 0.01, NULL, NULL)"),
     ("bloom_agg counting", "bloom_agg({c}, 0.01, NULL, 'counting')"),
     ("bloom_agg counting capacity 9000", "bloom_agg({c}, 0.02, 9000, 'counting')"),
+    ("bloom_agg scalable capacity 500", "bloom_agg({c}, 0.01, 500, 'scalable')"),
+    ("bloom_agg scalable", "bloom_agg({c}, 0.01, NULL, 'scalable')"),
     ("cuckoo_agg", "cuckoo_agg({c})"),
     ("cuckoo_agg capacity 20000", "cuckoo_agg({c}, 0.02, 20000)"),
     ("cuckoo_agg b4", "cuckoo_agg({c}, 0.001, NULL, 'b4')"),
@@ -206,6 +208,9 @@ def main():
         ("bloom_new counting + adds + delete",
          "bloom_delete(bloom_add(bloom_add(bloom_add(bloom_add(bloom_new(500, 0.01, 'counting'),"
          " 42), 42), 'x'), 2.5), 42)"),
+        ("bloom_new scalable expansion 3 + adds past its first link",
+         "bloom_add(bloom_add(bloom_add(bloom_add(bloom_new(2, 0.01, 'scalable', 3), 42),"
+         " 'x'), 2.5), 7)"),
         ("cuckoo_new + adds + delete",
          "cuckoo_delete(cuckoo_add(cuckoo_add(cuckoo_add(cuckoo_new(500), 42), 42), 'x'), 42)"),
     ]
