@@ -18,9 +18,11 @@
  * given as it would under bloom_add.
  *
  * Payload (docs/FORMAT.md): a 64-byte chain header (p as IEEE-754 bits, the
- * first link's capacity, expansion, link count), then per link a 64-byte
- * descriptor (capacity, bits, hashes, items) and its bits. Everything stays
- * 64-byte aligned. The header's cells field counts the payload's 64-byte lines.
+ * first link's capacity, expansion, link count), a table of one 64-byte
+ * descriptor per link (capacity, bits, hashes, items), then the links' bits in
+ * order. The table stays in cache across probes, so a probe reads one line
+ * per link. Everything is 64-byte aligned; the header's cells field counts the
+ * payload's 64-byte lines.
  */
 #include "variant.h"
 
@@ -71,11 +73,11 @@ static uint32_t link_count(const amq_filter *f)
 	return amq_load32le(f->payload + CHAIN_LINKS);
 }
 
-/* The link whose descriptor starts at payload offset `at` (checked at open). */
-static link link_at(const amq_filter *f, uint64_t at)
+/* Link i, whose bits start at payload offset `at` (checked at open). */
+static link link_at(const amq_filter *f, uint32_t i, uint64_t at)
 {
 	link l;
-	l.descriptor = f->payload + at;
+	l.descriptor = f->payload + LINE * (1 + (uint64_t)i);
 	l.capacity = amq_load64le(l.descriptor + LINK_CAPACITY);
 	memset(&l.bits, 0, sizeof(l.bits));
 	l.bits.kind = AMQ_KIND_BLOOM;
@@ -84,15 +86,21 @@ static link link_at(const amq_filter *f, uint64_t at)
 	l.bits.hashes = amq_load32le(l.descriptor + LINK_HASHES);
 	l.bits.items = amq_load64le(l.descriptor + LINK_ITEMS);
 	l.bits.seed = f->seed;
-	l.bits.payload = l.descriptor + LINE;
+	l.bits.payload = f->payload + at;
 	l.bits.payload_size = l.bits.cells / 8;
 	return l;
 }
 
-/* The offset of the link after the one at `at`. */
+/* Where the first link's bits start: after the header and the table. */
+static uint64_t first_bits(uint32_t links)
+{
+	return LINE * (1 + (uint64_t)links);
+}
+
+/* Where the bits of the link after l start. */
 static uint64_t next_link(const link *l, uint64_t at)
 {
-	return at + LINE + l->bits.payload_size;
+	return at + l->bits.payload_size;
 }
 
 /* The rate link i is sized for: p (1 - r) r^i with r = 1/2. */
@@ -144,19 +152,19 @@ static amq_status scalable_check_payload(const amq_filter *f, const char *prefix
 				"%sbad scalable chain header (fpr %g, capacity %llu, expansion %u, "
 				"%u links)",
 				prefix, fpr, (unsigned long long)capacity, expansion, links);
-	uint64_t at = LINE, items = 0;
+	if (f->payload_size < first_bits(links))
+		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+				"%sthe table of %u scalable links lies past the end of the filter",
+				prefix, links);
+	uint64_t at = first_bits(links), items = 0;
 	for (uint32_t i = 0; i < links; i++) {
-		if (f->payload_size - at < LINE)
-			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-					"%sscalable link %u lies past the end of the filter",
-					prefix, i);
-		link l = link_at(f, at);
+		link l = link_at(f, i, at);
 		bool zero = true;
 		for (int b = LINK_ITEMS + 8; b < LINE; b++)
 			zero &= l.descriptor[b] == 0;
 		if (l.capacity == 0 || l.bits.cells == 0 || l.bits.cells % AMQ_BLOCK_BITS != 0 ||
 		    l.bits.hashes < 1 || l.bits.hashes > AMQ_BLOOM_BLOCKED_MAX_HASHES ||
-		    l.bits.payload_size > f->payload_size - at - LINE || !zero)
+		    l.bits.payload_size > f->payload_size - at || !zero)
 			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
 					"%sbad scalable link %u (%llu bits, %u hashes)", prefix, i,
 					(unsigned long long)l.bits.cells, l.bits.hashes);
@@ -228,44 +236,68 @@ amq_status amq_scalable_create(amq_filter *f, uint64_t capacity, double fpr, uin
 	amq_store64le(f->payload + CHAIN_CAPACITY, capacity);
 	amq_store32le(f->payload + CHAIN_EXPANSION, expansion);
 	amq_store32le(f->payload + CHAIN_LINKS, 1);
-	write_link(f, LINE, capacity, bits, k);
+	write_link(f, LINE, capacity, bits, k); /* the first descriptor */
 	amq_filter_seal(f);
 	return AMQ_OK;
 }
 
-/* The offset of the newest link. */
-static uint64_t last_link(const amq_filter *f)
+/* The newest link. */
+static link last_link(const amq_filter *f)
 {
-	uint64_t at = LINE;
-	for (uint32_t i = 1; i < link_count(f); i++) {
-		link l = link_at(f, at);
+	uint32_t links = link_count(f);
+	uint64_t at = first_bits(links);
+	for (uint32_t i = 0; i + 1 < links; i++) {
+		link l = link_at(f, i, at);
 		at = next_link(&l, at);
 	}
-	return at;
+	return link_at(f, links - 1, at);
 }
 
-/* A probe of one link: the blocked filter's. */
-static bool link_contains(const link *l, uint64_t hash)
+/* Whether any link holds hash, each tested by the blocked probe given: the
+ * descriptors are read from the table, one line of bits per link. */
+static inline bool chain_contains(const amq_filter *f, uint64_t hash, amq_probe probe)
 {
-	return amq_blocked_contains(&l->bits, hash);
-}
-
-static bool scalable_contains(const amq_filter *f, uint64_t hash)
-{
-	uint64_t at = LINE;
-	for (uint32_t i = link_count(f); i > 0; i--) {
-		link l = link_at(f, at);
-		if (link_contains(&l, hash))
+	const uint8_t *p = f->payload;
+	uint32_t links = amq_load32le(p + CHAIN_LINKS);
+	amq_filter view = {.kind = AMQ_KIND_BLOOM, .layout = AMQ_LAYOUT_BLOCKED};
+	uint64_t at = first_bits(links);
+	for (uint32_t i = 0; i < links; i++) {
+		const uint8_t *d = p + LINE * (1 + (uint64_t)i);
+		view.cells = amq_load64le(d + LINK_BITS);
+		view.hashes = amq_load32le(d + LINK_HASHES);
+		view.payload = (uint8_t *)p + at;
+		if (probe(&view, hash))
 			return true;
-		at = next_link(&l, at);
+		at += view.cells / 8;
 	}
 	return false;
 }
 
+static bool scalable_contains_portable(const amq_filter *f, uint64_t hash)
+{
+	return chain_contains(f, hash, amq_blocked_contains_portable);
+}
+
+#ifdef AMQ_HAVE_AVX2_PROBE
+static bool scalable_contains_avx2(const amq_filter *f, uint64_t hash)
+{
+	return chain_contains(f, hash, amq_blocked_contains_avx2);
+}
+#endif
+
 static amq_probe scalable_probe_for(const amq_filter *f)
 {
 	(void)f;
-	return scalable_contains;
+#ifdef AMQ_HAVE_AVX2_PROBE
+	if (amq_blocked_have_avx2())
+		return scalable_contains_avx2;
+#endif
+	return scalable_contains_portable;
+}
+
+static bool scalable_contains(const amq_filter *f, uint64_t hash)
+{
+	return scalable_probe_for(f)(f, hash);
 }
 
 /* Appends link i = links with `expansion` times the newest one's capacity,
@@ -277,7 +309,7 @@ static amq_status append_link(amq_filter *f, const amq_allocator *a, amq_error *
 		return amq_fail(err, AMQ_TOO_LARGE, "build a filter with a larger capacity",
 				"scalable bloom filter already has %d links",
 				AMQ_SCALABLE_MAX_LINKS);
-	link newest = link_at(f, last_link(f));
+	link newest = last_link(f);
 	uint32_t expansion = amq_load32le(f->payload + CHAIN_EXPANSION);
 	if (newest.capacity > UINT64_MAX / expansion)
 		return amq_fail(err, AMQ_TOO_LARGE, "build a filter with a larger capacity",
@@ -300,9 +332,13 @@ static amq_status append_link(amq_filter *f, const amq_allocator *a, amq_error *
 				 err);
 	if (st != AMQ_OK)
 		return st;
-	memcpy(grown.payload, f->payload, f->payload_size);
+	/* The table gains a descriptor: the old links' bits move one line on,
+	 * and the new link's bits (zero) come last. */
+	uint64_t table = first_bits(links);
+	memcpy(grown.payload, f->payload, table);
+	memcpy(grown.payload + table + LINE, f->payload + table, f->payload_size - table);
 	amq_store32le(grown.payload + CHAIN_LINKS, links + 1);
-	write_link(&grown, f->payload_size, capacity, bits, k);
+	write_link(&grown, table, capacity, bits, k);
 	grown.items = f->items;
 	amq_filter_free(f, a);
 	*f = grown;
@@ -316,7 +352,7 @@ static amq_status scalable_add_grow(amq_filter *f, uint64_t hash, const amq_allo
 {
 	if (scalable_contains(f, hash))
 		return AMQ_OK;
-	link newest = link_at(f, last_link(f));
+	link newest = last_link(f);
 	if (newest.bits.items >= newest.capacity) {
 		if (a == NULL)
 			return amq_fail(
@@ -325,7 +361,7 @@ static amq_status scalable_add_grow(amq_filter *f, uint64_t hash, const amq_allo
 		amq_status st = append_link(f, a, err);
 		if (st != AMQ_OK)
 			return st;
-		newest = link_at(f, last_link(f));
+		newest = last_link(f);
 	}
 	amq_blocked_add(&newest.bits, hash);
 	amq_store64le(newest.descriptor + LINK_ITEMS, newest.bits.items + 1);
@@ -396,9 +432,10 @@ static amq_status combine(amq_filter *dst, const amq_filter *src, bool intersect
 	amq_status st = check_same_shape(dst, src, err);
 	if (st != AMQ_OK)
 		return st;
-	uint64_t at = LINE, items = 0;
-	for (uint32_t i = link_count(dst); i > 0; i--) {
-		link d = link_at(dst, at), s = link_at(src, at);
+	uint32_t links = link_count(dst);
+	uint64_t at = first_bits(links), items = 0;
+	for (uint32_t i = 0; i < links; i++) {
+		link d = link_at(dst, i, at), s = link_at(src, i, at);
 		for (uint64_t b = 0; b < d.bits.payload_size; b++)
 			d.bits.payload[b] = intersect ? d.bits.payload[b] & s.bits.payload[b]
 						      : d.bits.payload[b] | s.bits.payload[b];
@@ -428,9 +465,10 @@ static amq_status scalable_intersect(amq_filter *dst, const amq_filter *src, amq
 static double scalable_expected_fpr(const amq_filter *f)
 {
 	double none = 1.0;
-	uint64_t at = LINE;
-	for (uint32_t i = link_count(f); i > 0; i--) {
-		link l = link_at(f, at);
+	uint32_t links = link_count(f);
+	uint64_t at = first_bits(links);
+	for (uint32_t i = 0; i < links; i++) {
+		link l = link_at(f, i, at);
 		none *= 1.0 - amq_bloom_expected_fpr(&l.bits);
 		at = next_link(&l, at);
 	}
@@ -441,9 +479,10 @@ static double scalable_expected_fpr(const amq_filter *f)
 static double scalable_estimate_items(const amq_filter *f)
 {
 	double sum = 0.0;
-	uint64_t at = LINE;
-	for (uint32_t i = link_count(f); i > 0; i--) {
-		link l = link_at(f, at);
+	uint32_t links = link_count(f);
+	uint64_t at = first_bits(links);
+	for (uint32_t i = 0; i < links; i++) {
+		link l = link_at(f, i, at);
 		sum += amq_bloom_estimate_items(&l.bits);
 		at = next_link(&l, at);
 	}
@@ -475,9 +514,9 @@ static int scalable_info(const amq_filter *f, char *out, size_t cap)
 	       p, (unsigned long long)amq_load64le(f->payload + CHAIN_CAPACITY),
 	       amq_load32le(f->payload + CHAIN_EXPANSION), (unsigned long long)f->items, f->size,
 	       scalable_estimate_items(f), scalable_expected_fpr(f));
-	uint64_t at = LINE;
+	uint64_t at = first_bits(link_count(f));
 	for (uint32_t i = 0; i < link_count(f); i++) {
-		link l = link_at(f, at);
+		link l = link_at(f, i, at);
 		append(out, cap, &n,
 		       "%s{\"capacity\":%llu,\"bits\":%llu,\"hashes\":%u,\"items\":%llu,"
 		       "\"error\":%.6g,\"expected_fpr\":%.6g}",

@@ -250,7 +250,7 @@ static void test_damage(void)
 		const char *message;
 	} edits[] = {
 	    {64 + 20, 65, "invalid amq filter: bad scalable chain header"},
-	    {64 + 20, 9, "invalid amq filter: scalable link 2 lies past the end"},
+	    {64 + 20, 9, "invalid amq filter: the table of 9 scalable links lies past the end"},
 	    {64 + 16, 0, "invalid amq filter: bad scalable chain header"},
 	    {64 + 64 + 16, 9, "invalid amq filter: bad scalable link 0"},
 	    {64 + 64 + 8, 1, "invalid amq filter: bad scalable link 0"},
