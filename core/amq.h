@@ -190,14 +190,17 @@ double amq_cuckoo_expected_fpr(const amq_filter *f);
 
 /* ---- building without knowing n (hashset.c, builder.c) ---- */
 
-/* A bag of 64-bit hashes that compacts itself (sort + unique) when full, so
- * memory stays within 8 bytes per row added and, for duplicate-heavy input,
- * near 8 bytes per distinct hash. */
+/* A bag of 64-bit hashes: a sorted, distinct prefix and the hashes added
+ * since. When full it sorts only those, deduplicates them and merges them into
+ * the prefix in linear time; it doubles only when the set fills more than half
+ * of it. The buffer stays under 32 bytes per distinct hash (at least 8 KiB);
+ * a compaction briefly adds a scratch copy of the unsorted part, and growing
+ * holds the old buffer until the new one is filled. */
 typedef struct amq_hashset {
 	uint64_t *hashes;
 	size_t count;
 	size_t capacity;
-	size_t sorted; /* hashes[0..sorted) is sorted and unique */
+	size_t sorted; /* hashes[0..sorted) is sorted and distinct */
 	amq_allocator alloc;
 } amq_hashset;
 
@@ -205,8 +208,11 @@ void amq_hashset_init(amq_hashset *s, const amq_allocator *a);
 amq_status amq_hashset_add(amq_hashset *s, uint64_t hash, amq_error *err);
 /* Room for `extra` more hashes at hashes[count..], for bulk appends. */
 amq_status amq_hashset_reserve(amq_hashset *s, size_t extra, amq_error *err);
-/* Sorts and removes duplicates; afterwards hashes[0..count) is the set. */
-void amq_hashset_compact(amq_hashset *s);
+/* Sorts and removes duplicates; afterwards hashes[0..count) is the set, in
+ * increasing order. Needs scratch memory for the unsorted part. */
+amq_status amq_hashset_compact(amq_hashset *s, amq_error *err);
+/* Adds the sorted, distinct run[0..n) (not in s's buffer) in linear time. */
+amq_status amq_hashset_union(amq_hashset *s, const uint64_t *run, size_t n, amq_error *err);
 void amq_hashset_free(amq_hashset *s);
 
 /*

@@ -82,13 +82,13 @@ amq_status amq_builder_merge(amq_builder *b, const amq_builder *other, amq_error
 	b->rows += other->rows;
 	if (b->streaming)
 		return amq_bloom_union_into(&b->filter, &other->filter, err);
-	amq_status st = amq_hashset_reserve(&b->set, other->set.count, err);
-	if (st != AMQ_OK)
-		return st;
-	memcpy(b->set.hashes + b->set.count, other->set.hashes,
-	       other->set.count * sizeof(uint64_t));
-	b->set.count += other->set.count;
-	return AMQ_OK;
+	/* The other's sorted prefix merges in linear time (a deserialized
+	 * worker state is all prefix); hashes it has not sorted yet join b's. */
+	const amq_hashset *o = &other->set;
+	amq_status st = amq_hashset_union(&b->set, o->hashes, o->sorted, err);
+	for (size_t i = o->sorted; st == AMQ_OK && i < o->count; i++)
+		st = amq_hashset_add(&b->set, o->hashes[i], err);
+	return st;
 }
 
 /* Cuckoo filter holding the sorted distinct hashes. Without a fixed capacity a
@@ -138,11 +138,13 @@ amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)
 			amq_filter_seal(out);
 		return st;
 	}
-	amq_hashset_compact(&b->set);
+	amq_status st = amq_hashset_compact(&b->set, err);
+	if (st != AMQ_OK)
+		return st;
 	if (b->kind == AMQ_KIND_CUCKOO)
 		return finish_cuckoo(b, out, err);
 	uint64_t distinct = b->set.count ? b->set.count : 1;
-	amq_status st = amq_bloom_create(out, distinct, b->fpr, b->layout, b->seed, &b->alloc, err);
+	st = amq_bloom_create(out, distinct, b->fpr, b->layout, b->seed, &b->alloc, err);
 	if (st != AMQ_OK)
 		return st;
 	for (size_t i = 0; i < b->set.count; i++)
@@ -164,7 +166,9 @@ amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq
 		amq_filter_seal(&b->filter);
 		body = b->filter.size;
 	} else {
-		amq_hashset_compact(&b->set);
+		amq_status st = amq_hashset_compact(&b->set, err);
+		if (st != AMQ_OK)
+			return st;
 		body = 8 + b->set.count * 8;
 	}
 	uint8_t *p = b->alloc.alloc(b->alloc.ctx, STATE_HEADER + body);
@@ -256,9 +260,15 @@ amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
 		amq_builder_free(b);
 		return st;
 	}
-	for (size_t i = 0; i < n; i++)
-		b->set.hashes[i] = amq_load64le(body + 8 + 8 * i);
-	b->set.count = n;
+	/* Workers send sorted, distinct hashes; the leader merges them in
+	 * linear time trusting that, so check it. */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t hash = amq_load64le(body + 8 + 8 * i);
+		if (i > 0 && hash <= b->set.hashes[i - 1])
+			return bad_state(b, err, "hashes are not sorted and distinct");
+		b->set.hashes[i] = hash;
+	}
+	b->set.count = b->set.sorted = n;
 	return AMQ_OK;
 }
 
