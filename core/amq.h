@@ -241,7 +241,9 @@ amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, do
 			    uint64_t capacity, uint64_t seed, const amq_allocator *a,
 			    amq_error *err);
 amq_status amq_builder_add(amq_builder *b, uint64_t hash, amq_error *err);
-/* Adds everything other holds into b; AMQ_INCOMPATIBLE if their parameters differ. */
+/* Adds everything other holds into b; AMQ_INCOMPATIBLE if their parameters
+ * differ. The hashes other has sorted (all of a deserialized state's) merge in
+ * linear time. */
 amq_status amq_builder_merge(amq_builder *b, const amq_builder *other, amq_error *err);
 /* A sealed filter (allocated with the builder's allocator, owned by the
  * caller). The builder stays valid and can be freed afterwards. */

@@ -3,10 +3,14 @@
  *
  * A Bloom builder with a capacity ORs into a fixed filter (constant memory).
  * Otherwise the builder collects hashes and, at the end, sizes the filter for
- * the distinct ones and inserts them in sorted order. Either way the result
- * depends only on the multiset of hashes, never on row order or on how
- * parallel workers split the rows, so a plan gives the same bytes serial or
- * parallel. Cuckoo always collects: its layout depends on insertion order.
+ * the distinct ones and inserts them in sorted order: a blocked filter's
+ * block, reduce(hash, blocks), grows with the hash, so that insert is one
+ * sequential pass over the filter. Either way the result depends only on the
+ * multiset of hashes, never on row order or on how parallel workers split the
+ * rows, so a plan gives the same bytes serial or parallel. Each worker sorts
+ * its own hashes before it serializes them; the leader merges the sorted
+ * runs in linear time. Cuckoo always collects: its layout depends on
+ * insertion order.
  */
 #include "internal.h"
 

@@ -13,7 +13,9 @@
  *
  * Memory: the buffer stays under 4 x 8 bytes per distinct hash (at least
  * INITIAL_CAPACITY hashes); a compaction adds a scratch buffer of at most
- * the tail's size, and growing holds the old buffer next to the new one.
+ * the tail's size, and growing holds the old buffer next to the new one. So
+ * the peak stays under 64 bytes per distinct hash, and under 24 bytes per row
+ * when all rows differ (tests/core/test_builder.c checks both).
  */
 #include "internal.h"
 
