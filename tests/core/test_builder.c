@@ -164,6 +164,68 @@ static void order_and_split_independence(void)
 	free(perm);
 }
 
+/* Twelve serialized parts merged as a tree (pairs first, then the pairs'
+ * results): the same bytes as one builder, in every configuration, also when
+ * finished twice or serialized again after the merges. */
+static void many_parts_and_tree_merges(void)
+{
+	enum { PARTS = 12 };
+	for (size_t c = 0; c < sizeof(CONFIGS) / sizeof(CONFIGS[0]); c++) {
+		size_t rows = 2 * N, *perm = malloc(rows * sizeof(size_t));
+		for (size_t i = 0; i < rows; i++)
+			perm[i] = i;
+		amq_filter ref = build(&CONFIGS[c], perm, rows, 1, false);
+		free(perm);
+		amq_builder b[PARTS];
+		amq_error err;
+		for (int p = 0; p < PARTS; p++) {
+			amq_builder w;
+			uint8_t *state;
+			size_t len;
+			amq_builder_init(&w, CONFIGS[c].kind, CONFIGS[c].layout, 0.01,
+					 CONFIGS[c].capacity, 0, A, &err);
+			for (size_t row = (size_t)p; row < rows; row += PARTS)
+				amq_builder_add(&w, row_hash(row), &err);
+			amq_builder_serialize(&w, &state, &len, &err);
+			CHECK(amq_builder_deserialize(&b[p], state, len, A, &err) == AMQ_OK, "%s",
+			      err.message);
+			free(state);
+			amq_builder_free(&w);
+		}
+		for (int step = 1; step < PARTS; step *= 2)
+			for (int p = 0; p + step < PARTS; p += 2 * step) {
+				CHECK(amq_builder_merge(&b[p], &b[p + step], &err) == AMQ_OK, "%s",
+				      err.message);
+				amq_builder_free(&b[p + step]);
+			}
+		amq_filter f;
+		CHECK(amq_builder_finish(&b[0], &f, &err) == AMQ_OK, "%s", err.message);
+		CHECK(f.size == ref.size && memcmp(f.bytes, ref.bytes, f.size) == 0,
+		      "%s: %d parts merged as a tree give other bytes", CONFIGS[c].name, PARTS);
+		amq_filter_free(&f, A);
+		/* Finishing again gives the same filter (PostgreSQL may). */
+		CHECK(amq_builder_finish(&b[0], &f, &err) == AMQ_OK && f.size == ref.size &&
+			  memcmp(f.bytes, ref.bytes, f.size) == 0,
+		      "%s: a second finish differs", CONFIGS[c].name);
+		amq_filter_free(&f, A);
+		/* A merged builder serializes its runs as one sorted state. */
+		uint8_t *state;
+		size_t len;
+		amq_builder copy;
+		CHECK(amq_builder_serialize(&b[0], &state, &len, &err) == AMQ_OK &&
+			  amq_builder_deserialize(&copy, state, len, A, &err) == AMQ_OK &&
+			  amq_builder_finish(&copy, &f, &err) == AMQ_OK,
+		      "%s: %s", CONFIGS[c].name, err.message);
+		CHECK(f.size == ref.size && memcmp(f.bytes, ref.bytes, f.size) == 0,
+		      "%s: merged, serialized and read back gives other bytes", CONFIGS[c].name);
+		amq_filter_free(&f, A);
+		free(state);
+		amq_builder_free(&copy);
+		amq_builder_free(&b[0]);
+		amq_filter_free(&ref, A);
+	}
+}
+
 /* Sized for distinct values: duplicates neither inflate the filter nor the memory. */
 static void duplicates_do_not_inflate(void)
 {
@@ -573,6 +635,7 @@ static void unsorted_states_refused(void)
 int main(void)
 {
 	order_and_split_independence();
+	many_parts_and_tree_merges();
 	duplicates_do_not_inflate();
 	empty_and_errors();
 	inseparable_cuckoo_values();
