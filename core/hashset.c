@@ -118,52 +118,72 @@ static size_t unique(uint64_t *a, size_t n)
 }
 
 /*
- * Merges the sorted, distinct run[0..n) (outside the buffer) into the sorted,
- * distinct hashes[0..count), which has room for count + n. Writing from the
- * top down never overwrites a prefix hash not yet read; a hash in both is
- * kept once, and the gap that leaves is closed at the end.
+ * Merges the sorted, distinct run[0..n) and hashes[0..count) into
+ * dst[0..), which has room for count + n and is either another buffer or
+ * hashes itself (run is never inside it). Writing from the top down never
+ * overwrites a hash not yet read; a hash in both is kept once, and the gap
+ * that leaves is closed at the end. Returns the merged count.
  */
-static void merge_run(amq_hashset *s, const uint64_t *run, size_t n)
+static size_t merge_into(uint64_t *dst, const uint64_t *hashes, size_t count, const uint64_t *run,
+			 size_t n)
 {
-	uint64_t *h = s->hashes;
-	size_t i = s->count, j = n, top = s->count + n, out = top;
+	size_t i = count, j = n, top = count + n, out = top;
 	while (i > 0 && j > 0) {
-		uint64_t a = h[i - 1], b = run[j - 1];
-		h[--out] = a > b ? a : b;
+		uint64_t a = hashes[i - 1], b = run[j - 1];
+		dst[--out] = a > b ? a : b;
 		i -= a >= b;
 		j -= b >= a;
 	}
 	out -= j;
 	if (j > 0)
-		memcpy(h + out, run, j * sizeof(uint64_t));
-	/* hashes[0..i) then hashes[out..top) are the merged set. */
+		memcpy(dst + out, run, j * sizeof(uint64_t));
+	if (dst != hashes && i > 0)
+		memcpy(dst, hashes, i * sizeof(uint64_t));
+	/* dst[0..i) then dst[out..top) are the merged set. */
 	if (out > i)
-		memmove(h + i, h + out, (top - out) * sizeof(uint64_t));
-	s->count = i + (top - out);
-	s->sorted = s->count;
+		memmove(dst + i, dst + out, (top - out) * sizeof(uint64_t));
+	return i + (top - out);
 }
 
-/* Moves the hashes to a buffer of at least `need` hashes, doubled until the
- * set fills at most half of it. */
-static amq_status grow(amq_hashset *s, size_t need, amq_error *err)
+/* A new *buffer for at least `need` hashes, its *capacity doubled from the
+ * current one until the set fills at most half of it. */
+static amq_status larger_buffer(amq_hashset *s, size_t need, uint64_t **buffer, size_t *capacity,
+				amq_error *err)
 {
-	const size_t max = SIZE_MAX / sizeof(uint64_t) / 2;
-	if (need > max)
+	if (need > SIZE_MAX / sizeof(uint64_t) / 2)
 		return amq_fail(err, AMQ_NO_MEMORY, "pass a capacity so the filter streams instead",
 				"too many distinct values to collect");
-	size_t capacity = s->capacity ? s->capacity : INITIAL_CAPACITY;
-	while (capacity < need || s->count > capacity / 2)
-		capacity *= 2;
-	uint64_t *grown = s->alloc.alloc(s->alloc.ctx, capacity * sizeof(uint64_t));
-	if (grown == NULL)
+	*capacity = s->capacity ? s->capacity : INITIAL_CAPACITY;
+	while (*capacity < need || s->count > *capacity / 2)
+		*capacity *= 2;
+	*buffer = s->alloc.alloc(s->alloc.ctx, *capacity * sizeof(uint64_t));
+	if (*buffer == NULL)
 		return amq_fail(err, AMQ_NO_MEMORY, "pass a capacity so the filter streams instead",
 				"out of memory collecting %zu distinct hashes", s->count);
-	if (s->count > 0)
-		memcpy(grown, s->hashes, s->count * sizeof(uint64_t));
+	return AMQ_OK;
+}
+
+/* Makes buffer (of capacity hashes, holding count) the set's buffer. */
+static void replace_buffer(amq_hashset *s, uint64_t *buffer, size_t capacity, size_t count)
+{
 	if (s->hashes != NULL)
 		s->alloc.free(s->alloc.ctx, s->hashes);
-	s->hashes = grown;
+	s->hashes = buffer;
 	s->capacity = capacity;
+	s->count = s->sorted = count;
+}
+
+/* Moves the set to a larger buffer (see larger_buffer). */
+static amq_status grow(amq_hashset *s, size_t need, amq_error *err)
+{
+	size_t capacity;
+	uint64_t *grown;
+	amq_status st = larger_buffer(s, need, &grown, &capacity, err);
+	if (st != AMQ_OK)
+		return st;
+	if (s->count > 0)
+		memcpy(grown, s->hashes, s->count * sizeof(uint64_t));
+	replace_buffer(s, grown, capacity, s->count);
 	return AMQ_OK;
 }
 
@@ -186,8 +206,7 @@ amq_status amq_hashset_compact(amq_hashset *s, amq_error *err)
 		return amq_fail(err, AMQ_NO_MEMORY, "pass a capacity so the filter streams instead",
 				"out of memory sorting %zu collected hashes", tail);
 	radix_sort(s->hashes + s->sorted, run, tail, 64, true);
-	s->count = s->sorted;
-	merge_run(s, run, unique(run, tail));
+	s->count = s->sorted = merge_into(s->hashes, s->hashes, s->sorted, run, unique(run, tail));
 	s->alloc.free(s->alloc.ctx, run);
 	return AMQ_OK;
 }
@@ -221,11 +240,23 @@ amq_status amq_hashset_add(amq_hashset *s, uint64_t hash, amq_error *err)
 amq_status amq_hashset_union(amq_hashset *s, const uint64_t *run, size_t n, amq_error *err)
 {
 	amq_status st = amq_hashset_compact(s, err);
-	if (st == AMQ_OK && s->capacity - s->count < n)
-		st = amq_hashset_reserve(s, n, err);
-	if (st == AMQ_OK && n > 0)
-		merge_run(s, run, n);
-	return st;
+	if (st != AMQ_OK || n == 0)
+		return st;
+	if (s->capacity - s->count >= n) {
+		s->count = s->sorted = merge_into(s->hashes, s->hashes, s->count, run, n);
+		return AMQ_OK;
+	}
+	/* Growing anyway: merge straight into the new buffer. */
+	if (n > SIZE_MAX / sizeof(uint64_t) - s->count)
+		return amq_fail(err, AMQ_NO_MEMORY, "pass a capacity so the filter streams instead",
+				"too many distinct values to collect");
+	size_t capacity;
+	uint64_t *merged;
+	st = larger_buffer(s, s->count + n, &merged, &capacity, err);
+	if (st != AMQ_OK)
+		return st;
+	replace_buffer(s, merged, capacity, merge_into(merged, s->hashes, s->count, run, n));
+	return AMQ_OK;
 }
 
 void amq_hashset_free(amq_hashset *s)
