@@ -24,6 +24,8 @@
 /* A radix pass aims at about this many hashes per bucket. */
 #define PER_BUCKET 8
 #define MAX_DIGIT_BITS 8
+/* What to do when the hashes do not fit in memory. */
+#define STREAM_HINT "pass a capacity so the filter streams instead"
 
 static void insertion_sort(uint64_t *a, size_t n)
 {
@@ -151,14 +153,14 @@ static amq_status larger_buffer(amq_hashset *s, size_t need, uint64_t **buffer, 
 				amq_error *err)
 {
 	if (need > SIZE_MAX / sizeof(uint64_t) / 2)
-		return amq_fail(err, AMQ_NO_MEMORY, "pass a capacity so the filter streams instead",
+		return amq_fail(err, AMQ_NO_MEMORY, STREAM_HINT,
 				"too many distinct values to collect");
 	*capacity = s->capacity ? s->capacity : INITIAL_CAPACITY;
 	while (*capacity < need || s->count > *capacity / 2)
 		*capacity *= 2;
 	*buffer = s->alloc.alloc(s->alloc.ctx, *capacity * sizeof(uint64_t));
 	if (*buffer == NULL)
-		return amq_fail(err, AMQ_NO_MEMORY, "pass a capacity so the filter streams instead",
+		return amq_fail(err, AMQ_NO_MEMORY, STREAM_HINT,
 				"out of memory collecting %zu distinct hashes", s->count);
 	return AMQ_OK;
 }
@@ -203,7 +205,7 @@ amq_status amq_hashset_compact(amq_hashset *s, amq_error *err)
 		return AMQ_OK;
 	uint64_t *run = s->alloc.alloc(s->alloc.ctx, tail * sizeof(uint64_t));
 	if (run == NULL)
-		return amq_fail(err, AMQ_NO_MEMORY, "pass a capacity so the filter streams instead",
+		return amq_fail(err, AMQ_NO_MEMORY, STREAM_HINT,
 				"out of memory sorting %zu collected hashes", tail);
 	radix_sort(s->hashes + s->sorted, run, tail, 64, true);
 	s->count = s->sorted = merge_into(s->hashes, s->hashes, s->sorted, run, unique(run, tail));
@@ -221,7 +223,7 @@ amq_status amq_hashset_reserve(amq_hashset *s, size_t extra, amq_error *err)
 	if (st != AMQ_OK || (s->capacity - s->count >= extra && s->count <= s->capacity / 2))
 		return st;
 	if (extra > SIZE_MAX / sizeof(uint64_t) - s->count)
-		return amq_fail(err, AMQ_NO_MEMORY, "pass a capacity so the filter streams instead",
+		return amq_fail(err, AMQ_NO_MEMORY, STREAM_HINT,
 				"too many distinct values to collect");
 	return grow(s, s->count + extra, err);
 }
@@ -248,7 +250,7 @@ amq_status amq_hashset_union(amq_hashset *s, const uint64_t *run, size_t n, amq_
 	}
 	/* Growing anyway: merge straight into the new buffer. */
 	if (n > SIZE_MAX / sizeof(uint64_t) - s->count)
-		return amq_fail(err, AMQ_NO_MEMORY, "pass a capacity so the filter streams instead",
+		return amq_fail(err, AMQ_NO_MEMORY, STREAM_HINT,
 				"too many distinct values to collect");
 	size_t capacity;
 	uint64_t *merged;
