@@ -225,6 +225,8 @@ void amq_hashset_free(amq_hashset *s);
  * The result depends only on the multiset of hashes added, never on their
  * order or on how they were split between merged builders.
  */
+#define AMQ_BUILDER_RUNS 8
+
 typedef struct amq_builder {
 	amq_kind kind;
 	amq_layout layout;
@@ -235,6 +237,11 @@ typedef struct amq_builder {
 	bool streaming; /* bloom with capacity: filter is live */
 	amq_filter filter;
 	amq_hashset set;
+	/* Sorted, distinct sets taken whole from merged builders and not joined
+	 * with set: a Bloom finish counts their union and inserts each in one
+	 * sequential pass, never writing the union out. */
+	amq_hashset runs[AMQ_BUILDER_RUNS];
+	int nruns;
 	amq_allocator alloc;
 } amq_builder;
 
@@ -242,10 +249,11 @@ amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, do
 			    uint64_t capacity, uint64_t seed, const amq_allocator *a,
 			    amq_error *err);
 amq_status amq_builder_add(amq_builder *b, uint64_t hash, amq_error *err);
-/* Adds everything other holds into b; AMQ_INCOMPATIBLE if their parameters
- * differ. The hashes other has sorted (all of a deserialized state's) merge in
- * linear time. */
-amq_status amq_builder_merge(amq_builder *b, const amq_builder *other, amq_error *err);
+/* Adds everything other holds into b and leaves other empty (free it after);
+ * AMQ_INCOMPATIBLE if their parameters differ. A fully sorted set (a
+ * deserialized state's) with the same allocator moves into b as a run in
+ * O(1); other hashes merge in linear time. */
+amq_status amq_builder_merge(amq_builder *b, amq_builder *other, amq_error *err);
 /* A sealed filter (allocated with the builder's allocator, owned by the
  * caller). The builder stays valid and can be freed afterwards. */
 amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err);
