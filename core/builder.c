@@ -364,8 +364,8 @@ amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
 		amq_builder_free(b);
 		return st;
 	}
-	/* Workers send sorted, distinct hashes; the leader merges them in
-	 * linear time trusting that, so check it. */
+	/* Workers send sorted, distinct hashes; the leader counts and merges
+	 * them in linear time trusting that, so check it. */
 	for (size_t i = 0; i < n; i++) {
 		uint64_t hash = amq_load64le(body + 8 + 8 * i);
 		if (i > 0 && hash <= b->set.hashes[i - 1])
