@@ -249,10 +249,10 @@ amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, do
 			    uint64_t capacity, uint64_t seed, const amq_allocator *a,
 			    amq_error *err);
 amq_status amq_builder_add(amq_builder *b, uint64_t hash, amq_error *err);
-/* Adds everything other holds into b and leaves other empty (free it after);
- * AMQ_INCOMPATIBLE if their parameters differ. A fully sorted set (a
- * deserialized state's) with the same allocator moves into b as a run in
- * O(1); other hashes merge in linear time. */
+/* Adds everything other holds into b; AMQ_INCOMPATIBLE if their parameters
+ * differ. b may take other's hashes, so free other afterwards and use it no
+ * more. A fully sorted set (a deserialized state's) with the same allocator
+ * moves into b as a run in O(1); other hashes merge in linear time. */
 amq_status amq_builder_merge(amq_builder *b, amq_builder *other, amq_error *err);
 /* A sealed filter (allocated with the builder's allocator, owned by the
  * caller). The builder stays valid and can be freed afterwards. */
