@@ -3,10 +3,15 @@
  *
  * A Bloom builder with a capacity ORs into a fixed filter (constant memory).
  * Otherwise the builder collects hashes and, at the end, sizes the filter for
- * the distinct ones and inserts them in sorted order. Either way the result
- * depends only on the multiset of hashes, never on row order or on how
- * parallel workers split the rows, so a plan gives the same bytes serial or
- * parallel. Cuckoo always collects: its layout depends on insertion order.
+ * the distinct ones and inserts them in sorted order: a blocked filter's
+ * block, reduce(hash, blocks), grows with the hash, so that insert is one
+ * sequential pass over the filter. Either way the result depends only on the
+ * multiset of hashes, never on row order or on how parallel workers split the
+ * rows, so a plan gives the same bytes serial or parallel. Each worker sorts
+ * its own hashes before it serializes them; the leader keeps the sorted runs
+ * it receives as they are, counts their union in one reading pass and
+ * inserts each run in one sequential pass. Cuckoo always collects: its layout
+ * depends on insertion order.
  */
 #include "internal.h"
 
@@ -69,7 +74,44 @@ amq_status amq_builder_add(amq_builder *b, uint64_t hash, amq_error *err)
 	return amq_hashset_add(&b->set, hash, err);
 }
 
-amq_status amq_builder_merge(amq_builder *b, const amq_builder *other, amq_error *err)
+/* Whether two allocators are the same one, so a buffer may change hands. */
+static bool same_allocator(const amq_allocator *a, const amq_allocator *b)
+{
+	return a->alloc == b->alloc && a->free == b->free && a->ctx == b->ctx;
+}
+
+/* Merges the kept runs into set, leaving set the whole sorted distinct set. */
+static amq_status join_runs(amq_builder *b, amq_error *err)
+{
+	amq_status st = amq_hashset_compact(&b->set, err);
+	while (st == AMQ_OK && b->nruns > 0) {
+		amq_hashset *run = &b->runs[b->nruns - 1];
+		st = amq_hashset_union(&b->set, run->hashes, run->count, err);
+		if (st == AMQ_OK) {
+			amq_hashset_free(run);
+			b->nruns--;
+		}
+	}
+	return st;
+}
+
+/* Takes the sorted, distinct set *run into b: kept as a run when there is
+ * room and it can change hands, else merged; *run is left empty either way
+ * on success. */
+static amq_status take_run(amq_builder *b, amq_hashset *run, amq_error *err)
+{
+	if (b->nruns < AMQ_BUILDER_RUNS && same_allocator(&b->alloc, &run->alloc)) {
+		b->runs[b->nruns++] = *run;
+		amq_hashset_init(run, &run->alloc);
+		return AMQ_OK;
+	}
+	amq_status st = amq_hashset_union(&b->set, run->hashes, run->count, err);
+	if (st == AMQ_OK)
+		amq_hashset_free(run);
+	return st;
+}
+
+amq_status amq_builder_merge(amq_builder *b, amq_builder *other, amq_error *err)
 {
 	if (b->kind != other->kind || b->layout != other->layout || b->fpr != other->fpr ||
 	    b->capacity != other->capacity || b->seed != other->seed)
@@ -82,13 +124,66 @@ amq_status amq_builder_merge(amq_builder *b, const amq_builder *other, amq_error
 	b->rows += other->rows;
 	if (b->streaming)
 		return amq_bloom_union_into(&b->filter, &other->filter, err);
-	amq_status st = amq_hashset_reserve(&b->set, other->set.count, err);
-	if (st != AMQ_OK)
+	amq_status st = AMQ_OK;
+	while (st == AMQ_OK && other->nruns > 0) {
+		st = take_run(b, &other->runs[other->nruns - 1], err);
+		if (st == AMQ_OK)
+			other->nruns--;
+	}
+	/* A deserialized worker state is one sorted run. */
+	amq_hashset *o = &other->set;
+	if (st != AMQ_OK || o->count == 0)
 		return st;
-	memcpy(b->set.hashes + b->set.count, other->set.hashes,
-	       other->set.count * sizeof(uint64_t));
-	b->set.count += other->set.count;
-	return AMQ_OK;
+	if (o->sorted == o->count)
+		return take_run(b, o, err);
+	/* Otherwise its sorted prefix merges in linear time, and the hashes it
+	 * has not sorted yet join b's. */
+	st = amq_hashset_union(&b->set, o->hashes, o->sorted, err);
+	for (size_t i = o->sorted; st == AMQ_OK && i < o->count; i++)
+		st = amq_hashset_add(&b->set, o->hashes[i], err);
+	return st;
+}
+
+/* The number of distinct hashes in set and the runs together: a k-way walk
+ * over sorted, distinct sets that only reads them, without a branch on which
+ * set holds the least hash. */
+static uint64_t count_union(const amq_builder *b)
+{
+	if (b->nruns == 0)
+		return b->set.count;
+	const uint64_t *head[AMQ_BUILDER_RUNS + 1];
+	size_t left[AMQ_BUILDER_RUNS + 1];
+	int k = 0;
+	for (int r = -1; r < b->nruns; r++) {
+		const amq_hashset *set = r < 0 ? &b->set : &b->runs[r];
+		if (set->count > 0) {
+			head[k] = set->hashes;
+			left[k++] = set->count;
+		}
+	}
+	uint64_t distinct = 0;
+	while (k > 0) {
+		uint64_t least = *head[0];
+		for (int i = 1; i < k; i++)
+			least = *head[i] < least ? *head[i] : least;
+		distinct++;
+		bool emptied = false;
+		for (int i = 0; i < k; i++) {
+			size_t step = *head[i] == least;
+			head[i] += step;
+			left[i] -= step;
+			emptied |= left[i] == 0;
+		}
+		for (int i = 0; emptied && i < k;) {
+			if (left[i] == 0) {
+				head[i] = head[--k];
+				left[i] = left[k];
+			} else {
+				i++;
+			}
+		}
+	}
+	return distinct;
 }
 
 /* Cuckoo filter holding the sorted distinct hashes. Without a fixed capacity a
@@ -138,15 +233,26 @@ amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)
 			amq_filter_seal(out);
 		return st;
 	}
-	amq_hashset_compact(&b->set);
-	if (b->kind == AMQ_KIND_CUCKOO)
-		return finish_cuckoo(b, out, err);
-	uint64_t distinct = b->set.count ? b->set.count : 1;
-	amq_status st = amq_bloom_create(out, distinct, b->fpr, b->layout, b->seed, &b->alloc, err);
+	/* Cuckoo inserts the whole set in order, so it joins the runs. A Bloom
+	 * filter's bits depend neither on order nor on repeats: each run is
+	 * inserted as it is, and items set to the distinct count. */
+	amq_status st =
+	    b->kind == AMQ_KIND_CUCKOO ? join_runs(b, err) : amq_hashset_compact(&b->set, err);
 	if (st != AMQ_OK)
 		return st;
-	for (size_t i = 0; i < b->set.count; i++)
-		amq_bloom_add(out, b->set.hashes[i]);
+	if (b->kind == AMQ_KIND_CUCKOO)
+		return finish_cuckoo(b, out, err);
+	uint64_t distinct = count_union(b);
+	st = amq_bloom_create(out, distinct ? distinct : 1, b->fpr, b->layout, b->seed, &b->alloc,
+			      err);
+	if (st != AMQ_OK)
+		return st;
+	for (int r = -1; r < b->nruns; r++) {
+		const amq_hashset *set = r < 0 ? &b->set : &b->runs[r];
+		for (size_t i = 0; i < set->count; i++)
+			amq_bloom_add(out, set->hashes[i]);
+	}
+	out->items = distinct;
 	amq_filter_seal(out);
 	return AMQ_OK;
 }
@@ -164,7 +270,9 @@ amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq
 		amq_filter_seal(&b->filter);
 		body = b->filter.size;
 	} else {
-		amq_hashset_compact(&b->set);
+		amq_status st = join_runs(b, err);
+		if (st != AMQ_OK)
+			return st;
 		body = 8 + b->set.count * 8;
 	}
 	uint8_t *p = b->alloc.alloc(b->alloc.ctx, STATE_HEADER + body);
@@ -256,9 +364,15 @@ amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
 		amq_builder_free(b);
 		return st;
 	}
-	for (size_t i = 0; i < n; i++)
-		b->set.hashes[i] = amq_load64le(body + 8 + 8 * i);
-	b->set.count = n;
+	/* Workers send sorted, distinct hashes; the leader counts and merges
+	 * them in linear time trusting that, so check it. */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t hash = amq_load64le(body + 8 + 8 * i);
+		if (i > 0 && hash <= b->set.hashes[i - 1])
+			return bad_state(b, err, "hashes are not sorted and distinct");
+		b->set.hashes[i] = hash;
+	}
+	b->set.count = b->set.sorted = n;
 	return AMQ_OK;
 }
 
@@ -266,4 +380,7 @@ void amq_builder_free(amq_builder *b)
 {
 	amq_filter_free(&b->filter, &b->alloc);
 	amq_hashset_free(&b->set);
+	for (int r = 0; r < b->nruns; r++)
+		amq_hashset_free(&b->runs[r]);
+	b->nruns = 0;
 }
