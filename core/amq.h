@@ -275,14 +275,18 @@ amq_status amq_scalable_create(amq_filter *f, uint64_t capacity, double fpr, uin
 
 /* ---- building without knowing n (hashset.c, builder.c) ---- */
 
-/* A bag of 64-bit hashes that compacts itself (sort + unique) when full, so
- * memory stays within 8 bytes per row added and, for duplicate-heavy input,
- * near 8 bytes per distinct hash. */
+/* A bag of 64-bit hashes: a sorted, distinct prefix and the hashes added
+ * since. When full it sorts only those, deduplicates them and merges them into
+ * the prefix in linear time; it doubles only when the set fills more than half
+ * of it. The buffer stays under 32 bytes per distinct hash (at least 8 KiB);
+ * a compaction briefly adds a scratch copy of the unsorted part, and growing
+ * holds the old buffer until the new one is filled: at the peak under 64 bytes
+ * per distinct hash, and under 24 bytes per row when all rows differ. */
 typedef struct amq_hashset {
 	uint64_t *hashes;
 	size_t count;
 	size_t capacity;
-	size_t sorted; /* hashes[0..sorted) is sorted and unique */
+	size_t sorted; /* hashes[0..sorted) is sorted and distinct */
 	amq_allocator alloc;
 } amq_hashset;
 
@@ -290,8 +294,11 @@ void amq_hashset_init(amq_hashset *s, const amq_allocator *a);
 amq_status amq_hashset_add(amq_hashset *s, uint64_t hash, amq_error *err);
 /* Room for `extra` more hashes at hashes[count..], for bulk appends. */
 amq_status amq_hashset_reserve(amq_hashset *s, size_t extra, amq_error *err);
-/* Sorts and removes duplicates; afterwards hashes[0..count) is the set. */
-void amq_hashset_compact(amq_hashset *s);
+/* Sorts and removes duplicates; afterwards hashes[0..count) is the set, in
+ * increasing order. Needs scratch memory for the unsorted part. */
+amq_status amq_hashset_compact(amq_hashset *s, amq_error *err);
+/* Adds the sorted, distinct run[0..n) (not in s's buffer) in linear time. */
+amq_status amq_hashset_union(amq_hashset *s, const uint64_t *run, size_t n, amq_error *err);
 void amq_hashset_free(amq_hashset *s);
 
 /* Every hash added, duplicates kept (hashbag.c): what a counting Bloom
@@ -323,6 +330,8 @@ void amq_hashbag_free(amq_hashbag *b);
  * of hashes added, never on their order or on how they were split between
  * merged builders.
  */
+#define AMQ_BUILDER_RUNS 8
+
 typedef struct amq_builder {
 	amq_kind kind;
 	amq_layout layout;
@@ -333,6 +342,11 @@ typedef struct amq_builder {
 	bool streaming; /* bloom with capacity: filter is live */
 	amq_filter filter;
 	amq_hashset set;
+	/* Sorted, distinct sets taken whole from merged builders and not joined
+	 * with set: a Bloom finish counts their union and inserts each in one
+	 * sequential pass, never writing the union out. */
+	amq_hashset runs[AMQ_BUILDER_RUNS];
+	int nruns;
 	bool counts_rows; /* collecting, duplicates kept in bag instead of set */
 	amq_hashbag bag;
 	amq_allocator alloc;
@@ -342,8 +356,11 @@ amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, do
 			    uint64_t capacity, uint64_t seed, const amq_allocator *a,
 			    amq_error *err);
 amq_status amq_builder_add(amq_builder *b, uint64_t hash, amq_error *err);
-/* Adds everything other holds into b; AMQ_INCOMPATIBLE if their parameters differ. */
-amq_status amq_builder_merge(amq_builder *b, const amq_builder *other, amq_error *err);
+/* Adds everything other holds into b; AMQ_INCOMPATIBLE if their parameters
+ * differ. b may take other's hashes, so free other afterwards and use it no
+ * more. A fully sorted set (a deserialized state's) with the same allocator
+ * moves into b as a run in O(1); other hashes merge in linear time. */
+amq_status amq_builder_merge(amq_builder *b, amq_builder *other, amq_error *err);
 /* A sealed filter (allocated with the builder's allocator, owned by the
  * caller). The builder stays valid and can be freed afterwards. */
 amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err);

@@ -4,7 +4,9 @@ Prints, as medians of several runs:
   1. a join prefilter: bloom_contains over a stored filter vs IN (SELECT ...)
      (a hashed SubPlan) vs a hash semi-join, for 10M orders and 10k VIP
      customers;
-  2. bloom_agg rows/s, serial and with 2 parallel workers;
+  2. bloom_agg rows/s, serial and with 2 parallel workers, over 1M and 10M
+     distinct values: sized for the distinct values seen against the form
+     with a capacity, in both layouts, beside sum();
   3. per-row cost of bloom_contains with a 1 KiB vs a 64 MiB stored filter
      (default blocked layout), probing 2,000 distinct values, in four query
      forms; the per-row cost is the difference between scans of 10M and 2M
@@ -145,6 +147,40 @@ def per_row_cost(n, runs):
     print()
 
 
+def aggregate_throughput(n, runs):
+    """Section 2: the aggregates serial and with 2 parallel workers, over the
+    1M-customer column and the n-distinct id column, where the distinct-sized
+    bloom_agg is compared with its form with a capacity (streaming) in both
+    layouts; then whether serial and parallel plans give the same bytes."""
+    print(f"2. aggregates over {n:,} rows (blocked is the default layout)")
+    print(f"   {'aggregate':<48} {'serial ms':>10} {'2 workers ms':>13} {'serial rows/s':>14} "
+          f"{'parallel rows/s':>16} {'speed-up':>9}")
+    exprs = ["sum(customer_id)", "bloom_agg(customer_id)", "bloom_agg(customer_id, 0.01, 1000000)",
+             "cuckoo_agg(customer_id)", "sum(id)", "bloom_agg(id)",
+             f"bloom_agg(id, 0.01, {n})", "bloom_agg(id, 0.01, NULL, 'classic')",
+             f"bloom_agg(id, 0.01, {n}, 'classic')"]
+    serial = {}
+    for expr in exprs:
+        query = (f"SELECT {expr} FROM orders" if expr.startswith("sum") else
+                 f"SELECT octet_length({expr}::bytea) FROM orders")
+        (s_ms, p_ms), (s_res, p_res) = time_queries([(query, SERIAL), (query, PARALLEL)], runs)
+        serial[expr] = (s_ms, p_ms)
+        same = "" if s_res == p_res else "  (sizes differ!)"
+        print(f"   {expr:<48} {s_ms:10.1f} {p_ms:13.1f} {n / s_ms * 1e3:14,.0f} "
+              f"{n / p_ms * 1e3:16,.0f} {s_ms / p_ms:8.2f}x{same}")
+    for sized, capacity in (("bloom_agg(id)", f"bloom_agg(id, 0.01, {n})"),
+                            ("bloom_agg(id, 0.01, NULL, 'classic')",
+                             f"bloom_agg(id, 0.01, {n}, 'classic')")):
+        (s_sized, p_sized), (s_cap, p_cap) = serial[sized], serial[capacity]
+        print(f"   {sized} vs {capacity}: serial {s_sized / s_cap:.2f}x, "
+              f"2 workers {p_sized / p_cap:.2f}x")
+    for expr in ("bloom_agg(customer_id)", "bloom_agg(id)", "bloom_agg(id, 0.01, NULL, 'classic')"):
+        same = psql(f"{SERIAL} CREATE TEMP TABLE agg_serial AS SELECT {expr}::bytea b FROM orders; "
+                    f"{PARALLEL} SELECT {expr}::bytea = (SELECT b FROM agg_serial) FROM orders;")
+        print(f"   {expr}: serial and parallel bytes identical: {same[-1] == 't'}")
+    print()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=10_000_000)
@@ -207,27 +243,7 @@ def main():
     print()
 
     # 2. bloom_agg throughput.
-    print("2. bloom_agg over 10M rows")
-    print(f"   {'aggregate':<48} {'serial ms':>10} {'2 workers ms':>13} {'serial rows/s':>14} "
-          f"{'parallel rows/s':>16} {'speed-up':>9}")
-    for name, expr in [("sum(customer_id): the machine's parallel ceiling", "sum(customer_id)"),
-                       ("bloom_agg(customer_id)", "bloom_agg(customer_id)"),
-                       ("bloom_agg(customer_id, 0.01, 1000000)",
-                        "bloom_agg(customer_id, 0.01, 1000000)"),
-                       ("bloom_agg(id) (10M distinct)", "bloom_agg(id)"),
-                       ("cuckoo_agg(customer_id)", "cuckoo_agg(customer_id)")]:
-        query = (f"SELECT {expr} FROM orders" if expr.startswith("sum") else
-                 f"SELECT octet_length({expr}::bytea) FROM orders")
-        (s_ms, p_ms), (s_res, p_res) = time_queries([(query, SERIAL), (query, PARALLEL)],
-                                                    args.runs)
-        same = "" if s_res == p_res else "  (sizes differ!)"
-        print(f"   {name:<48} {s_ms:10.1f} {p_ms:13.1f} {n / s_ms * 1e3:14,.0f} "
-              f"{n / p_ms * 1e3:16,.0f} {s_ms / p_ms:8.2f}x{same}")
-    same_bytes = psql(f"{SERIAL} CREATE TABLE agg_serial AS SELECT bloom_agg(customer_id)::bytea b "
-                      f"FROM orders; {PARALLEL} SELECT bloom_agg(customer_id)::bytea = "
-                      "(SELECT b FROM agg_serial) FROM orders;")
-    print(f"   serial and parallel bytes identical: {same_bytes[-1] == 't'}")
-    print()
+    aggregate_throughput(n, args.runs)
 
     # 3. Per-row cost: 1 KiB vs 64 MiB filter, four query forms.
     per_row_cost(n, args.runs)

@@ -1,7 +1,9 @@
 /*
  * test_builder.c - building without knowing n: filters sized for distinct
  * hashes, identical bytes whatever the row order or the split between merged
- * builders, serialized states that round-trip, and the empty case.
+ * builders (serialized or not), serialized states that round-trip and are
+ * checked, the hash set's sort on adversarial inputs, its memory bound, every
+ * allocation failure, and the empty case.
  */
 #include "amq.h"
 #include "check.h"
@@ -23,7 +25,8 @@ typedef struct {
 static const config CONFIGS[] = {
     {AMQ_KIND_BLOOM, AMQ_LAYOUT_CLASSIC, 0, "bloom classic"},
     {AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED, 0, "bloom blocked"},
-    {AMQ_KIND_BLOOM, AMQ_LAYOUT_CLASSIC, 30000, "bloom streaming"},
+    {AMQ_KIND_BLOOM, AMQ_LAYOUT_CLASSIC, 30000, "bloom classic streaming"},
+    {AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED, 30000, "bloom blocked streaming"},
     {AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, 0, "cuckoo"},
     {AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, 30000, "cuckoo with capacity"},
 };
@@ -35,8 +38,11 @@ static uint64_t row_hash(size_t row)
 }
 
 /* Builds from rows in the order given by perm, split round-robin over
- * `parts` builders merged in reverse order, each serialized and read back. */
-static amq_filter build(const config *c, const size_t *perm, size_t rows, int parts)
+ * `parts` builders merged in reverse order, each serialized and read back
+ * when `serialized` (as parallel workers are), else merged as they are, with
+ * hashes not yet sorted. */
+static amq_filter build(const config *c, const size_t *perm, size_t rows, int parts,
+			bool serialized)
 {
 	amq_builder b[4];
 	amq_error err;
@@ -48,6 +54,12 @@ static amq_filter build(const config *c, const size_t *perm, size_t rows, int pa
 		uint8_t *state;
 		size_t len;
 		amq_builder copy;
+		if (!serialized) {
+			CHECK(amq_builder_merge(&b[0], &b[p], &err) == AMQ_OK, "merge: %s",
+			      err.message);
+			amq_builder_free(&b[p]);
+			continue;
+		}
 		CHECK(amq_builder_serialize(&b[p], &state, &len, &err) == AMQ_OK, "serialize");
 		CHECK(amq_builder_deserialize(&copy, state, len, A, &err) == AMQ_OK,
 		      "deserialize: %s", err.message);
@@ -62,6 +74,52 @@ static amq_filter build(const config *c, const size_t *perm, size_t rows, int pa
 	return f;
 }
 
+static int by_hash(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Sorts a[0..n) with qsort and drops repeats: the set the builder must hold. */
+static size_t sorted_set(uint64_t *a, size_t n)
+{
+	qsort(a, n, sizeof(uint64_t), by_hash);
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++)
+		if (kept == 0 || a[kept - 1] != a[i])
+			a[kept++] = a[i];
+	return kept;
+}
+
+/* What a builder of c must give for the rows: a filter sized for the N
+ * distinct values (or c's capacity) holding each once, added in hash order;
+ * a streaming Bloom builder counts every row as an item. */
+static amq_filter by_hand_filter(const config *c)
+{
+	uint64_t hashes[N];
+	for (size_t i = 0; i < N; i++)
+		hashes[i] = row_hash(i);
+	size_t n = sorted_set(hashes, N);
+	amq_filter f;
+	amq_error err;
+	uint64_t capacity = c->capacity ? c->capacity : n;
+	if (c->kind == AMQ_KIND_BLOOM)
+		amq_bloom_create(&f, capacity, 0.01, c->layout, 0, A, &err);
+	else
+		amq_cuckoo_create(&f, capacity, 0.01, 0, A, &err);
+	bool streaming = c->kind == AMQ_KIND_BLOOM && c->capacity != 0;
+	for (size_t i = 0; i < n; i++) {
+		if (c->kind == AMQ_KIND_BLOOM)
+			amq_bloom_add(&f, hashes[i]);
+		else
+			amq_cuckoo_add(&f, hashes[i], &err);
+	}
+	if (streaming)
+		f.items *= 2; /* each value is on two rows */
+	amq_filter_seal(&f);
+	return f;
+}
+
 static void order_and_split_independence(void)
 {
 	size_t rows = 2 * N;
@@ -69,7 +127,7 @@ static void order_and_split_independence(void)
 	for (size_t c = 0; c < sizeof(CONFIGS) / sizeof(CONFIGS[0]); c++) {
 		for (size_t i = 0; i < rows; i++)
 			perm[i] = i;
-		amq_filter ref = build(&CONFIGS[c], perm, rows, 1);
+		amq_filter ref = build(&CONFIGS[c], perm, rows, 1, false);
 		srand(11);
 		for (size_t i = rows - 1; i > 0; i--) {
 			size_t j = (size_t)rand() % (i + 1), t = perm[i];
@@ -77,12 +135,19 @@ static void order_and_split_independence(void)
 			perm[j] = t;
 		}
 		for (int parts = 1; parts <= 4; parts++) {
-			amq_filter f = build(&CONFIGS[c], perm, rows, parts);
-			CHECK(f.size == ref.size && memcmp(f.bytes, ref.bytes, f.size) == 0,
-			      "%s: shuffled rows in %d parts give other bytes", CONFIGS[c].name,
-			      parts);
-			amq_filter_free(&f, A);
+			for (int serialized = 0; serialized <= 1; serialized++) {
+				amq_filter f = build(&CONFIGS[c], perm, rows, parts, serialized);
+				CHECK(f.size == ref.size && memcmp(f.bytes, ref.bytes, f.size) == 0,
+				      "%s: shuffled rows in %d parts (%s) give other bytes",
+				      CONFIGS[c].name, parts, serialized ? "serialized" : "merged");
+				amq_filter_free(&f, A);
+			}
 		}
+		amq_filter by_hand = by_hand_filter(&CONFIGS[c]);
+		CHECK(by_hand.size == ref.size && memcmp(by_hand.bytes, ref.bytes, ref.size) == 0,
+		      "%s: not the filter sized for %d values holding each once, in sorted order",
+		      CONFIGS[c].name, N);
+		amq_filter_free(&by_hand, A);
 		int missing = 0;
 		for (int64_t v = 0; v < N; v++)
 			missing += ref.kind == AMQ_KIND_BLOOM
@@ -97,6 +162,68 @@ static void order_and_split_independence(void)
 		amq_filter_free(&ref, A);
 	}
 	free(perm);
+}
+
+/* Twelve serialized parts merged as a tree (pairs first, then the pairs'
+ * results): the same bytes as one builder, in every configuration, also when
+ * finished twice or serialized again after the merges. */
+static void many_parts_and_tree_merges(void)
+{
+	enum { PARTS = 12 };
+	for (size_t c = 0; c < sizeof(CONFIGS) / sizeof(CONFIGS[0]); c++) {
+		size_t rows = 2 * N, *perm = malloc(rows * sizeof(size_t));
+		for (size_t i = 0; i < rows; i++)
+			perm[i] = i;
+		amq_filter ref = build(&CONFIGS[c], perm, rows, 1, false);
+		free(perm);
+		amq_builder b[PARTS];
+		amq_error err;
+		for (int p = 0; p < PARTS; p++) {
+			amq_builder w;
+			uint8_t *state;
+			size_t len;
+			amq_builder_init(&w, CONFIGS[c].kind, CONFIGS[c].layout, 0.01,
+					 CONFIGS[c].capacity, 0, A, &err);
+			for (size_t row = (size_t)p; row < rows; row += PARTS)
+				amq_builder_add(&w, row_hash(row), &err);
+			amq_builder_serialize(&w, &state, &len, &err);
+			CHECK(amq_builder_deserialize(&b[p], state, len, A, &err) == AMQ_OK, "%s",
+			      err.message);
+			free(state);
+			amq_builder_free(&w);
+		}
+		for (int step = 1; step < PARTS; step *= 2)
+			for (int p = 0; p + step < PARTS; p += 2 * step) {
+				CHECK(amq_builder_merge(&b[p], &b[p + step], &err) == AMQ_OK, "%s",
+				      err.message);
+				amq_builder_free(&b[p + step]);
+			}
+		amq_filter f;
+		CHECK(amq_builder_finish(&b[0], &f, &err) == AMQ_OK, "%s", err.message);
+		CHECK(f.size == ref.size && memcmp(f.bytes, ref.bytes, f.size) == 0,
+		      "%s: %d parts merged as a tree give other bytes", CONFIGS[c].name, PARTS);
+		amq_filter_free(&f, A);
+		/* Finishing again gives the same filter (PostgreSQL may). */
+		CHECK(amq_builder_finish(&b[0], &f, &err) == AMQ_OK && f.size == ref.size &&
+			  memcmp(f.bytes, ref.bytes, f.size) == 0,
+		      "%s: a second finish differs", CONFIGS[c].name);
+		amq_filter_free(&f, A);
+		/* A merged builder serializes its runs as one sorted state. */
+		uint8_t *state;
+		size_t len;
+		amq_builder copy;
+		CHECK(amq_builder_serialize(&b[0], &state, &len, &err) == AMQ_OK &&
+			  amq_builder_deserialize(&copy, state, len, A, &err) == AMQ_OK &&
+			  amq_builder_finish(&copy, &f, &err) == AMQ_OK,
+		      "%s: %s", CONFIGS[c].name, err.message);
+		CHECK(f.size == ref.size && memcmp(f.bytes, ref.bytes, f.size) == 0,
+		      "%s: merged, serialized and read back gives other bytes", CONFIGS[c].name);
+		amq_filter_free(&f, A);
+		free(state);
+		amq_builder_free(&copy);
+		amq_builder_free(&b[0]);
+		amq_filter_free(&ref, A);
+	}
 }
 
 /* Sized for distinct values: duplicates neither inflate the filter nor the memory. */
@@ -244,11 +371,277 @@ static void inseparable_cuckoo_values(void)
 	amq_builder_free(&b);
 }
 
+/* The k-th hash of an adversarial pattern for the hash set's sort. */
+typedef uint64_t (*pattern)(size_t k);
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
+static uint64_t all_equal(size_t k)
+{
+	(void)k;
+	return 0x5555aaaa5555aaaaULL;
+}
+static uint64_t increasing(size_t k)
+{
+	return (uint64_t)k * 0x9e3779b97f4a7c1ULL;
+}
+static uint64_t decreasing(size_t k)
+{
+	return UINT64_MAX - (uint64_t)k * 0x9e3779b97f4a7c1ULL;
+}
+static uint64_t few_distinct(size_t k)
+{
+	return mix(k % 7);
+}
+static uint64_t top_bits_equal(size_t k)
+{
+	return 0xabcd000000000000ULL | (mix(k) >> 16);
+}
+static uint64_t low_bits_equal(size_t k)
+{
+	return (mix(k % 5000) & 0xffff000000000000ULL) | 0x123456789aULL;
+}
+static uint64_t extremes(size_t k)
+{
+	static const uint64_t v[] = {
+	    0, 1, UINT64_MAX, UINT64_MAX - 1, 1ULL << 63, (1ULL << 63) | 1};
+	return v[mix(k) % 6];
+}
+static uint64_t random_with_repeats(size_t k)
+{
+	return mix(mix(k) % 30000);
+}
+
+/* Adds the hashes of p for rows [from, to) to a hash set. */
+static void add_pattern(amq_hashset *set, pattern p, size_t from, size_t to)
+{
+	amq_error err;
+	size_t failed = 0;
+	for (size_t k = from; k < to; k++)
+		failed += amq_hashset_add(set, p(k), &err) != AMQ_OK;
+	CHECK(failed == 0, "%zu adds failed", failed);
+}
+
+/* Every pattern, collected in one set and in two joined with union, must
+ * give exactly the sorted distinct hashes (qsort decides). */
+static void sort_on_adversarial_input(void)
+{
+	static const struct {
+		pattern p;
+		const char *name;
+	} patterns[] = {{all_equal, "all equal"},
+			{increasing, "increasing"},
+			{decreasing, "decreasing"},
+			{few_distinct, "7 distinct"},
+			{top_bits_equal, "top 16 bits equal"},
+			{low_bits_equal, "low 48 bits equal"},
+			{extremes, "0, 1, 2^63, max"},
+			{random_with_repeats, "repeats"}};
+	const size_t rows = 50000;
+	uint64_t *want = malloc(rows * sizeof(uint64_t));
+	for (size_t i = 0; i < sizeof(patterns) / sizeof(patterns[0]); i++) {
+		for (size_t k = 0; k < rows; k++)
+			want[k] = patterns[i].p(k);
+		size_t n = sorted_set(want, rows);
+		amq_hashset one, left, right;
+		amq_error err;
+		amq_hashset_init(&one, A);
+		amq_hashset_init(&left, A);
+		amq_hashset_init(&right, A);
+		add_pattern(&one, patterns[i].p, 0, rows);
+		add_pattern(&left, patterns[i].p, 0, rows / 3);
+		add_pattern(&right, patterns[i].p, rows / 3, rows);
+		CHECK(amq_hashset_compact(&one, &err) == AMQ_OK &&
+			  amq_hashset_compact(&right, &err) == AMQ_OK &&
+			  amq_hashset_union(&left, right.hashes, right.count, &err) == AMQ_OK,
+		      "%s: %s", patterns[i].name, err.message);
+		CHECK(one.count == n && one.sorted == n &&
+			  memcmp(one.hashes, want, n * sizeof(uint64_t)) == 0,
+		      "%s: %zu of %zu sorted distinct hashes right", patterns[i].name, one.count,
+		      n);
+		CHECK(left.count == n && left.sorted == n &&
+			  memcmp(left.hashes, want, n * sizeof(uint64_t)) == 0,
+		      "%s: union holds %zu of %zu", patterns[i].name, left.count, n);
+		amq_hashset_free(&one);
+		amq_hashset_free(&left);
+		amq_hashset_free(&right);
+	}
+	free(want);
+}
+
+/* Counts live and peak bytes of the allocator's blocks (each block carries
+ * its size in front) and can fail the allocation numbered fail_at. */
+static size_t live_bytes, peak_bytes, allocation_number, fail_at = SIZE_MAX;
+
+static void *tracking_alloc(void *ctx, size_t size)
+{
+	(void)ctx;
+	if (allocation_number++ == fail_at)
+		return NULL;
+	size_t *block = malloc(size + 64);
+	if (block == NULL)
+		return NULL;
+	block[0] = size;
+	live_bytes += size;
+	if (live_bytes > peak_bytes)
+		peak_bytes = live_bytes;
+	return (uint8_t *)block + 64;
+}
+
+static void tracking_free(void *ctx, void *p)
+{
+	(void)ctx;
+	if (p == NULL)
+		return;
+	size_t *block = (size_t *)((uint8_t *)p - 64);
+	live_bytes -= block[0];
+	free(block);
+}
+
+static const amq_allocator TRACKING = {tracking_alloc, tracking_free, NULL};
+
+/* Peak bytes the hash set held collecting and compacting `rows` rows over
+ * `distinct` values. */
+static size_t peak_collecting(size_t rows, size_t distinct)
+{
+	amq_hashset set;
+	amq_error err;
+	live_bytes = peak_bytes = 0;
+	amq_hashset_init(&set, &TRACKING);
+	for (size_t row = 0; row < rows; row++)
+		amq_hashset_add(&set, mix(row % distinct), &err);
+	CHECK(amq_hashset_compact(&set, &err) == AMQ_OK && set.count == distinct,
+	      "%zu distinct collected: %zu", distinct, set.count);
+	amq_hashset_free(&set);
+	CHECK(live_bytes == 0, "%zu bytes left allocated", live_bytes);
+	return peak_bytes;
+}
+
+/* The documented bound: under 64 bytes per distinct hash at the peak (a
+ * buffer of under 4 hashes per distinct one, plus the scratch of a sort or
+ * the old buffer while growing), and 24 bytes per row when all differ. */
+static void memory_bound(void)
+{
+	size_t peak = peak_collecting(1000000, 100000);
+	CHECK(peak < 64 * 100000, "1M rows over 100k values: peak %zu bytes", peak);
+	peak = peak_collecting(1000000, 1000);
+	CHECK(peak <= 64 * 1024, "1M rows over 1000 values: peak %zu bytes", peak);
+	peak = peak_collecting(1000000, 1000000);
+	CHECK(peak < 24 * 1000000, "1M distinct rows: peak %zu bytes", peak);
+}
+
+/* One merge of a serialized builder into another, then finish, for kind and
+ * capacity, with allocation number fail_at failing: AMQ_NO_MEMORY or
+ * success, and every byte freed either way. */
+static amq_status build_failing_at(const config *c, size_t fail)
+{
+	amq_builder b, w, copy;
+	amq_error err;
+	amq_filter f;
+	uint8_t *state = NULL;
+	size_t len;
+	live_bytes = 0;
+	allocation_number = 0;
+	fail_at = fail;
+	amq_status st =
+	    amq_builder_init(&b, c->kind, c->layout, 0.01, c->capacity, 0, &TRACKING, &err);
+	if (st == AMQ_OK) {
+		st =
+		    amq_builder_init(&w, c->kind, c->layout, 0.01, c->capacity, 0, &TRACKING, &err);
+		if (st != AMQ_OK)
+			amq_builder_free(&b);
+	}
+	if (st != AMQ_OK) {
+		fail_at = SIZE_MAX;
+		return st;
+	}
+	for (size_t row = 0; st == AMQ_OK && row < 6000; row++)
+		st = amq_builder_add(row % 2 ? &w : &b, row_hash(row % 4000), &err);
+	if (st == AMQ_OK)
+		st = amq_builder_serialize(&w, &state, &len, &err);
+	if (st == AMQ_OK) {
+		st = amq_builder_deserialize(&copy, state, len, &TRACKING, &err);
+		if (st == AMQ_OK) {
+			st = amq_builder_merge(&b, &copy, &err);
+			amq_builder_free(&copy);
+		}
+		TRACKING.free(NULL, state);
+	}
+	if (st == AMQ_OK)
+		st = amq_builder_finish(&b, &f, &err);
+	if (st == AMQ_OK)
+		amq_filter_free(&f, &TRACKING);
+	amq_builder_free(&b);
+	amq_builder_free(&w);
+	CHECK(st == AMQ_OK ||
+		  (st == AMQ_NO_MEMORY && strncmp(err.message, "out of memory", 13) == 0),
+	      "%s, allocation %zu failing: status %d, %s", c->name, fail, st, err.message);
+	CHECK(live_bytes == 0, "%s, allocation %zu failing: %zu bytes leaked", c->name, fail,
+	      live_bytes);
+	fail_at = SIZE_MAX;
+	return st;
+}
+
+/* Every allocation of every configuration, failed in turn. */
+static void allocation_failures(void)
+{
+	for (size_t c = 0; c < sizeof(CONFIGS) / sizeof(CONFIGS[0]); c++) {
+		size_t fail = 0;
+		while (build_failing_at(&CONFIGS[c], fail) != AMQ_OK && fail < 1000)
+			fail++;
+		CHECK(fail > 0 && fail < 1000, "%s: %zu allocations", CONFIGS[c].name, fail);
+	}
+}
+
+/* A state whose hashes are out of order or repeated is refused: the leader
+ * merges them in linear time trusting their order. */
+static void unsorted_states_refused(void)
+{
+	amq_builder b, other;
+	amq_error err;
+	uint8_t *state;
+	size_t len;
+	amq_builder_init(&b, AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED, 0.01, 0, 0, A, &err);
+	for (int64_t v = 0; v < 100; v++)
+		amq_builder_add(&b, amq_hash_int(v, 0), &err);
+	amq_builder_serialize(&b, &state, &len, &err);
+	CHECK(amq_builder_deserialize(&other, state, len, A, &err) == AMQ_OK &&
+		  other.set.sorted == 100,
+	      "a sorted state is read as one sorted run");
+	amq_builder_free(&other);
+	uint8_t *hashes = state + len - 100 * 8, saved[16];
+	memcpy(saved, hashes + 40 * 8, 16);
+	memcpy(hashes + 40 * 8, saved + 8, 8); /* swap hashes 40 and 41 */
+	memcpy(hashes + 41 * 8, saved, 8);
+	CHECK(amq_builder_deserialize(&other, state, len, A, &err) == AMQ_INVALID_ARGUMENT &&
+		  strcmp(err.message,
+			 "invalid filter aggregate state: hashes are not sorted and distinct") == 0,
+	      "swapped hashes: %s", err.message);
+	memcpy(hashes + 41 * 8, hashes + 40 * 8, 8); /* hash 40 twice */
+	CHECK(amq_builder_deserialize(&other, state, len, A, &err) == AMQ_INVALID_ARGUMENT &&
+		  strcmp(err.message,
+			 "invalid filter aggregate state: hashes are not sorted and distinct") == 0,
+	      "repeated hash: %s", err.message);
+	free(state);
+	amq_builder_free(&b);
+}
+
 int main(void)
 {
 	order_and_split_independence();
+	many_parts_and_tree_merges();
 	duplicates_do_not_inflate();
 	empty_and_errors();
 	inseparable_cuckoo_values();
+	sort_on_adversarial_input();
+	memory_bound();
+	allocation_failures();
+	unsorted_states_refused();
 	return check_summary();
 }
