@@ -11,6 +11,7 @@ suites=(
 	"fuzz:tests/fuzz/run.sh"
 	"sqlite:tests/sqlite/run.sh"
 	"postgres:tests/pg/run.sh"
+	"joinfilter:tests/joinfilter/run.sh"
 	"interop:tests/interop/run.sh"
 )
 
