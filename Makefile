@@ -7,7 +7,8 @@
 #                   libFuzzer run, SQLite tests, pg_regress on a temporary server,
 #                   interop; the last line is "N passed, N failed"
 #   make demo       the join-prefilter session in the sqlite3 CLI
-#   make bench      benchmarks (results go to docs/BENCHMARKS.md by hand)
+#   make bench      benchmarks (results go to docs/BENCHMARKS.md by hand);
+#                   make bench-join: the automatic join filter alone
 #   make deps       install missing Debian packages (apt-get as root, else
 #                   print the apt-get line and stop); every target above runs it
 #   make format     clang-format our C files

@@ -1,10 +1,11 @@
 # PostgreSQL extension (PGXS, in postgres/): `make pg` builds postgres/amq.so,
 # `make install` installs it into the server PG_CONFIG names (amq.control,
 # amq--0.1.0.sql, $libdir/amq.so and its JIT bitcode), `make bench-pg` runs
-# the PostgreSQL benchmark on a temporary cluster. Included by the top
+# the PostgreSQL benchmark on a temporary cluster, `make bench-join` the join
+# filter benchmark (bench/join/). Included by the top
 # Makefile, whose variables (PG_CONFIG, BUILD, PYTHON) it uses.
 
-.PHONY: pg install bench-pg
+.PHONY: pg install bench-pg bench-join
 
 pg: | deps
 	$(MAKE) -C postgres PG_CONFIG=$(PG_CONFIG)
@@ -14,3 +15,8 @@ install: pg
 
 bench-pg: install
 	@PG_CONFIG=$(PG_CONFIG) bash bench/pg/run.sh
+
+# The automatic join filter on a 10M-row star schema, generated once into a
+# kept cluster (AMQ_JOIN_BENCH_DIR, default /tmp/amq-join-bench).
+bench-join: install
+	@PG_CONFIG=$(PG_CONFIG) bash bench/join/run.sh

@@ -106,19 +106,26 @@ static bool join_may_filter(HashJoin *hj)
 	}
 }
 
-/*
- * Whether the planner expects a filter to pay: at most amq.join_filter_max_
- * pass_rate of the outer rows find a match (join rows / outer rows, an upper
- * bound when inner keys repeat), or the join is expected to run in batches
- * (sized as ExecHashTableCreate sizes it) and some rows can be dropped
- * before they are written to batch files.
- */
-static bool join_worth_filtering(HashJoin *hj)
+/* The share of outer rows the planner expects to find a match: join rows /
+ * outer rows, an upper bound when inner keys repeat. */
+static double expected_pass_rate(HashJoin *hj)
 {
 	Plan *outer = outerPlan(hj);
+
+	if (outer->plan_rows <= 0)
+		return 1.0;
+	return Min(1.0, hj->join.plan.plan_rows / outer->plan_rows);
+}
+
+/*
+ * Whether the planner expects a filter to pay: the expected pass rate is at
+ * most amq.join_filter_max_pass_rate, or the join is expected to run in
+ * batches (sized as ExecHashTableCreate sizes it) and some rows can be
+ * dropped before they are written to batch files.
+ */
+static bool join_worth_filtering(HashJoin *hj, double pass)
+{
 	Plan *inner = outerPlan(innerPlan(hj));
-	double pass =
-	    outer->plan_rows > 0 ? Min(1.0, hj->join.plan.plan_rows / outer->plan_rows) : 1.0;
 	size_t space;
 	int buckets, batches, skew;
 
@@ -157,9 +164,18 @@ static Expr *strip_relabel(Expr *e)
 	return e;
 }
 
+/* The expected pass rate a probe was planned with. */
+static double probe_pass_rate(Plan *probe)
+{
+	return floatVal(list_nth(((CustomScan *)probe)->custom_private, 4));
+}
+
 /*
  * Follows the outer key, column attno of the plan at *slot, down to where
  * the probe goes; returns that slot and the key's column there in *attno.
+ * Probes stack in order of their expected pass rate, the most selective one
+ * nearest the scan (it runs first), so a new probe stops above the first
+ * probe that passes fewer rows than its own pass rate.
  * Rows dropped anywhere on the way would have been dropped by the join
  * anyway: they carry the key unchanged, or NULL in rows another join NULL-
  * extended, and the join's strict hash operator matches no NULL. The walk
@@ -173,7 +189,7 @@ static Expr *strip_relabel(Expr *e)
  * Gather, Append, SubqueryScan, CTE scans, ...) and at a column that is not
  * a plain Var of the input, and the probe goes right above that node.
  */
-static Plan **descend(Plan **slot, AttrNumber *attno)
+static Plan **descend(Plan **slot, AttrNumber *attno, double pass)
 {
 	for (;;) {
 		Plan *plan = *slot;
@@ -186,6 +202,8 @@ static Plan **descend(Plan **slot, AttrNumber *attno)
 		var = (Var *)strip_relabel(tle->expr);
 		if (nodeTag(plan) == T_CustomScan &&
 		    ((CustomScan *)plan)->methods == &amq_jf_probe_methods) {
+			if (probe_pass_rate(plan) <= pass)
+				return slot;
 			slot = &plan->lefttree; /* mirrors its input column for column */
 			continue;
 		}
@@ -262,15 +280,15 @@ static CustomScan *make_passthrough(Plan *input, const CustomScanMethods *method
 
 /* Inserts a probe of filter id on the column attno of the plan at *slot. */
 static void insert_probe(Plan **slot, AttrNumber attno, int id, Oid hash_proc, Oid collation,
-			 plan_walk *walk)
+			 double pass, plan_walk *walk)
 {
 	CustomScan *probe = make_passthrough(*slot, &amq_jf_probe_methods, walk);
 	TargetEntry *tle = list_nth_node(TargetEntry, probe->custom_scan_tlist, attno - 1);
 
 	probe->custom_exprs = list_make1(copyObject(tle->expr));
 	probe->custom_private =
-	    list_make4(makeInteger(id), makeInteger(attno), makeInteger((int)hash_proc),
-		       makeInteger((int)collation));
+	    list_make5(makeInteger(id), makeInteger(attno), makeInteger((int)hash_proc),
+		       makeInteger((int)collation), makeFloat(psprintf("%.6f", pass)));
 	*slot = &probe->scan.plan;
 }
 
@@ -283,7 +301,12 @@ static void add_join_filters(HashJoin *hj, plan_walk *walk)
 	List *inner_keys = NIL;
 	CustomScan *builder;
 
-	if (!join_may_filter(hj) || !join_worth_filtering(hj))
+	double pass;
+
+	if (!join_may_filter(hj))
+		return;
+	pass = expected_pass_rate(hj);
+	if (!join_worth_filtering(hj, pass))
 		return;
 	capacity = filter_capacity(outerPlan(hash)->plan_rows);
 	if (capacity == 0)
@@ -300,9 +323,9 @@ static void add_join_filters(HashJoin *hj, plan_walk *walk)
 		    !amq_jf_hash_procs(list_nth_oid(hj->hashoperators, i), &left_proc, &right_proc))
 			continue;
 		attno = outer_key->varattno;
-		slot = descend(&hj->join.plan.lefttree, &attno);
+		slot = descend(&hj->join.plan.lefttree, &attno, pass);
 		id = walk->next_filter_id++;
-		insert_probe(slot, attno, id, left_proc, collation, walk);
+		insert_probe(slot, attno, id, left_proc, collation, pass, walk);
 		inner_keys = lappend(inner_keys, copyObject(list_nth(hash->hashkeys, i)));
 		private = lappend(private, makeInteger(id));
 		private = lappend(private, makeInteger((int)capacity));

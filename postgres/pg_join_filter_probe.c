@@ -9,7 +9,7 @@
  * Plan form: lefttree = the scan; targetlist and custom_scan_tlist as the
  * builder's (the node returns the scan's own slots); custom_exprs = the key,
  * Var(OUTER_VAR, attno), for EXPLAIN; custom_private = filter id, attno,
- * extended hash function, collation.
+ * extended hash function, collation and the planner's expected pass rate.
  */
 #include "postgres.h"
 
