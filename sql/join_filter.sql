@@ -111,6 +111,17 @@ SET amq.join_filter = off;
 SELECT o.k, (SELECT count(*) FROM jf_fact f JOIN (SELECT * FROM jf_dim1 d WHERE d.d1 % 5 = o.k OFFSET 0) d ON f.d1 = d.d1)
 FROM jf_outer o;
 SET amq.join_filter = on;
+-- When only the outer side depends on the outer row, the hash join keeps its
+-- table on rescan, and its filter with it (built once, used in every loop).
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT o.k, (SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA' AND f.id % 7 = o.k)
+FROM jf_outer o;
+SELECT o.k, (SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA' AND f.id % 7 = o.k)
+FROM jf_outer o;
+SET amq.join_filter = off;
+SELECT o.k, (SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA' AND f.id % 7 = o.k)
+FROM jf_outer o;
+SET amq.join_filter = on;
 
 -- Parallel-aware hash joins are left alone; a per-worker one is filtered.
 SET max_parallel_workers_per_gather = 2;
