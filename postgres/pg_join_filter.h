@@ -70,7 +70,6 @@ typedef struct amq_jf_filter {
 	bool published;	   /* complete for the current hash table */
 	bool overfull;	   /* last build ended above AMQ_JF_MAX_BUILT_FPR */
 	uint64 keys_added; /* non-NULL keys, all builds */
-	int builds;	   /* completed builds (1 + rebuilds) */
 	struct amq_jf_build_state *owner;
 } amq_jf_filter;
 

@@ -29,6 +29,7 @@
 static Node *build_create_state(CustomScan *cscan);
 static void build_begin(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *build_exec(CustomScanState *node);
+/* Frees the filters and ends the input. */
 static void build_end(CustomScanState *node);
 static void build_rescan(CustomScanState *node);
 static void build_explain(CustomScanState *node, List *ancestors, ExplainState *es);
@@ -130,7 +131,6 @@ static void build_publish(amq_jf_build_state *state)
 
 		f->overfull = amq_bloom_expected_fpr(&f->bloom) > AMQ_JF_MAX_BUILT_FPR;
 		f->published = !f->overfull;
-		f->builds++;
 	}
 }
 

@@ -15,6 +15,7 @@
 
 #include "pg_join_filter.h"
 
+/* See pg_join_filter.h. */
 bool amq_jf_hash_procs(Oid opno, Oid *left_proc, Oid *right_proc)
 {
 	CatCList *list = SearchSysCacheList1(AMOPOPID, ObjectIdGetDatum(opno));
@@ -37,6 +38,7 @@ bool amq_jf_hash_procs(Oid opno, Oid *left_proc, Oid *right_proc)
 	return found;
 }
 
+/* See pg_join_filter.h. */
 uint64 amq_jf_hash_key(FmgrInfo *fn, Oid collation, Datum value)
 {
 	uint64 h = DatumGetUInt64(FunctionCall2Coll(fn, collation, value, Int64GetDatum(0)));

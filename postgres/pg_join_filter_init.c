@@ -19,6 +19,7 @@ double amq_jf_max_pass_rate = 0.5;
 
 void _PG_init(void);
 
+/* Defines the settings, registers the custom scans, installs the hooks. */
 void _PG_init(void)
 {
 	DefineCustomBoolVariable(

@@ -22,6 +22,7 @@ typedef struct link_walk {
 	List *probes;	/* amq_jf_probe_state * */
 } link_walk;
 
+/* Whether ps is a custom scan of the kind methods executes. */
 static bool is_custom(PlanState *ps, const CustomExecMethods *methods)
 {
 	return ps != NULL && IsA(ps, CustomScanState) &&
@@ -63,6 +64,7 @@ static amq_jf_filter *find_filter(List *builders, int id)
 	return NULL;
 }
 
+/* Starts the executor as usual, then links the tree it built. */
 static void link_executor_start(QueryDesc *queryDesc, int eflags)
 {
 	link_walk walk = {NIL, NIL};
@@ -82,6 +84,7 @@ static void link_executor_start(QueryDesc *queryDesc, int eflags)
 	list_free(walk.probes);
 }
 
+/* Chains our ExecutorStart hook in front of any set before (see header). */
 void amq_jf_install_executor_hook(void)
 {
 	prev_executor_start = ExecutorStart_hook;

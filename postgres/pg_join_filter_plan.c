@@ -157,6 +157,7 @@ static uint64 filter_capacity(double inner_rows)
 	return 0;
 }
 
+/* e without binary-compatible relabelings, which leave a datum unchanged. */
 static Expr *strip_relabel(Expr *e)
 {
 	while (e != NULL && IsA(e, RelabelType))
@@ -348,6 +349,9 @@ static void add_filters(Plan **slot, void *arg)
 		add_join_filters((HashJoin *)*slot, arg);
 }
 
+/* The planner hook: plans as usual, then adds filters when amq.join_filter is on.
+ * New plan nodes get plan_node_ids above every existing one (parallel query
+ * and EXPLAIN find nodes by that id). */
 static PlannedStmt *join_filter_planner(Query *parse, const char *query_string, int cursor_options,
 					ParamListInfo bound_params)
 {
@@ -373,6 +377,7 @@ static PlannedStmt *join_filter_planner(Query *parse, const char *query_string, 
 	return stmt;
 }
 
+/* Chains our planner hook in front of any set before (see header). */
 void amq_jf_install_planner_hook(void)
 {
 	prev_planner = planner_hook;
