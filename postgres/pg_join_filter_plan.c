@@ -325,6 +325,8 @@ static void add_join_filters(HashJoin *hj, plan_walk *walk)
 			continue;
 		attno = outer_key->varattno;
 		slot = descend(&hj->join.plan.lefttree, &attno, pass);
+		if (attno < 1 || attno > list_length((*slot)->targetlist))
+			continue;
 		id = walk->next_filter_id++;
 		insert_probe(slot, attno, id, left_proc, collation, pass, walk);
 		inner_keys = lappend(inner_keys, copyObject(list_nth(hash->hashkeys, i)));

@@ -111,6 +111,17 @@ SET amq.join_filter = off;
 SELECT o.k, (SELECT count(*) FROM jf_fact f JOIN (SELECT * FROM jf_dim1 d WHERE d.d1 % 5 = o.k OFFSET 0) d ON f.d1 = d.d1)
 FROM jf_outer o;
 SET amq.join_filter = on;
+-- The same under a nested loop (LATERAL): each outer row rescans the hash
+-- join with a new inner side.
+EXPLAIN (COSTS OFF)
+SELECT o.k, s.n FROM jf_outer o CROSS JOIN LATERAL
+  (SELECT count(*) AS n FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.d1 % 5 = o.k - 1) s;
+SELECT o.k, s.n FROM jf_outer o CROSS JOIN LATERAL
+  (SELECT count(*) AS n FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.d1 % 5 = o.k - 1) s;
+SET amq.join_filter = off;
+SELECT o.k, s.n FROM jf_outer o CROSS JOIN LATERAL
+  (SELECT count(*) AS n FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.d1 % 5 = o.k - 1) s;
+SET amq.join_filter = on;
 -- When only the outer side depends on the outer row, the hash join keeps its
 -- table on rescan, and its filter with it (built once, used in every loop).
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
