@@ -53,23 +53,39 @@ void amq_jf_install_planner_hook(void);
  */
 bool amq_jf_hash_procs(Oid opno, Oid *left_proc, Oid *right_proc);
 
-/* The Bloom input of one non-NULL key: fn (an extended hash function) with
- * seed 0 under collation, then mixed so that every bit depends on the key. */
-uint64 amq_jf_hash_key(FmgrInfo *fn, Oid collation, Datum value);
+/* How one key column is hashed: an extended hash function and the hash
+ * clause's collation. */
+typedef struct amq_jf_key {
+	FmgrInfo hash_fn;
+	Oid collation;
+} amq_jf_key;
+
+/*
+ * The Bloom input of one row's non-NULL keys: each hashed with its extended
+ * hash function (seed 0) under its collation, mixed so that every bit depends
+ * on every key, and combined in key order. Builder and probe hash the same
+ * keys in the same order, so equal keys give equal inputs.
+ */
+uint64 amq_jf_hash_keys(const amq_jf_key *keys, int nkeys, const Datum *values);
+
+/* EXPLAIN's text for a filter's keys in a deparse context: "f.a", or
+ * "(f.a, f.b)" for a combined filter. */
+char *amq_jf_deparse_keys(List *keys, List *context);
 
 /* ---- the builder node (pg_join_filter_build.c) ---- */
 
-/* One filter a builder fills: one hash clause of its hash join. */
+/* One filter a builder fills: one hash clause of its hash join, or several
+ * whose outer keys all reach the same scan (one combined filter). */
 typedef struct amq_jf_filter {
-	int id;		   /* unique within its PlannedStmt */
-	uint64 capacity;   /* keys the filter is sized for */
-	FmgrInfo hash_fn;  /* inner type's extended hash */
-	Oid collation;	   /* the hash clause's collation */
-	ExprState *key;	   /* the inner key over the builder's input */
-	amq_filter bloom;  /* bytes NULL until the first build starts */
-	bool published;	   /* complete for the current hash table */
-	bool overfull;	   /* last build ended above AMQ_JF_MAX_BUILT_FPR */
-	uint64 keys_added; /* non-NULL keys, all builds */
+	int id;		       /* unique within its PlannedStmt */
+	uint64 capacity;       /* keys the filter is sized for */
+	int nkeys;	       /* hash clauses combined */
+	amq_jf_key *keys;      /* inner types' extended hashes, collations */
+	ExprState **key_exprs; /* the inner keys over the builder's input */
+	amq_filter bloom;      /* bytes NULL until the first build starts */
+	bool published;	       /* complete for the current hash table */
+	bool overfull;	       /* last build ended above AMQ_JF_MAX_BUILT_FPR */
+	uint64 keys_added;     /* non-NULL keys, all builds */
 	struct amq_jf_build_state *owner;
 } amq_jf_filter;
 
@@ -100,9 +116,9 @@ static inline bool amq_jf_filter_usable(const amq_jf_filter *f)
 typedef struct amq_jf_probe_state {
 	CustomScanState css;
 	int filter_id;
-	AttrNumber attno; /* key column in the input's tuples */
-	FmgrInfo hash_fn; /* outer type's extended hash */
-	Oid collation;
+	int nkeys;
+	AttrNumber *attnos;    /* key columns in the input's tuples */
+	amq_jf_key *keys;      /* outer types' extended hashes, collations */
 	amq_jf_filter *filter; /* set by the ExecutorStart hook; NULL: pass all */
 	bool switched_off;
 	uint64 probed;	  /* rows checked against a usable filter */

@@ -11,9 +11,10 @@
  * Plan form (built by pg_join_filter_plan.c, already as set_plan_refs leaves
  * a plan): lefttree = the input; targetlist = Var(INDEX_VAR, i) for each
  * input column; custom_scan_tlist = Var(OUTER_VAR, i), so EXPLAIN VERBOSE
- * resolves columns through the input; custom_exprs = the inner key of each
- * filter over the input (OUTER_VAR); custom_private = per filter its id,
- * capacity, extended hash function and collation.
+ * resolves columns through the input; custom_exprs = the inner keys of every
+ * filter in turn, over the input (OUTER_VAR); custom_private = per filter its
+ * id, capacity and number of keys, then per key its extended hash function
+ * and collation.
  */
 #include "postgres.h"
 
@@ -48,29 +49,41 @@ const CustomExecMethods amq_jf_build_exec_methods = {
     .ExplainCustomScan = build_explain,
 };
 
+/* The next integer of custom_private, at *lc, which moves on. */
+static int next_int(List *list, ListCell **lc)
+{
+	int value = intVal(lfirst(*lc));
+
+	*lc = lnext(list, *lc);
+	return value;
+}
+
 /* The state of one builder node, its filters described by custom_private. */
 static Node *build_create_state(CustomScan *cscan)
 {
 	amq_jf_build_state *state = palloc0(sizeof(amq_jf_build_state));
-	ListCell *lc = list_head(cscan->custom_private);
+	List *private = cscan->custom_private;
+	ListCell *lc = list_head(private);
+	int nfilters = 0;
 
 	NodeSetTag(state, T_CustomScanState);
 	state->css.methods = &amq_jf_build_exec_methods;
-	state->nfilters = list_length(cscan->custom_private) / 4;
-	state->filters = palloc0(sizeof(amq_jf_filter) * state->nfilters);
-	for (int i = 0; i < state->nfilters; i++) {
-		amq_jf_filter *f = &state->filters[i];
+	state->filters = palloc0(sizeof(amq_jf_filter) * list_length(private));
+	while (lc != NULL) {
+		amq_jf_filter *f = &state->filters[nfilters++];
 
-		f->id = intVal(lfirst(lc));
-		lc = lnext(cscan->custom_private, lc);
-		f->capacity = (uint64)intVal(lfirst(lc));
-		lc = lnext(cscan->custom_private, lc);
-		fmgr_info((Oid)intVal(lfirst(lc)), &f->hash_fn);
-		lc = lnext(cscan->custom_private, lc);
-		f->collation = (Oid)intVal(lfirst(lc));
-		lc = lnext(cscan->custom_private, lc);
+		f->id = next_int(private, &lc);
+		f->capacity = (uint64)next_int(private, &lc);
+		f->nkeys = next_int(private, &lc);
+		f->keys = palloc0(sizeof(amq_jf_key) * f->nkeys);
+		f->key_exprs = palloc0(sizeof(ExprState *) * f->nkeys);
+		for (int k = 0; k < f->nkeys; k++) {
+			fmgr_info((Oid)next_int(private, &lc), &f->keys[k].hash_fn);
+			f->keys[k].collation = (Oid)next_int(private, &lc);
+		}
 		f->owner = state;
 	}
+	state->nfilters = nfilters;
 	return (Node *)state;
 }
 
@@ -80,14 +93,17 @@ static void build_begin(CustomScanState *node, EState *estate, int eflags)
 	amq_jf_build_state *state = (amq_jf_build_state *)node;
 	CustomScan *cscan = (CustomScan *)node->ss.ps.plan;
 	PlanState *input = ExecInitNode(outerPlan(cscan), estate, eflags);
-	ListCell *lc;
-	int i = 0;
+	ListCell *lc = list_head(cscan->custom_exprs);
 
 	outerPlanState(node) = input;
 	/* We return the input's own slots, so parents must see its slot type. */
 	node->ss.ps.resultops = ExecGetResultSlotOps(input, &node->ss.ps.resultopsfixed);
-	foreach (lc, cscan->custom_exprs)
-		state->filters[i++].key = ExecInitExpr((Expr *)lfirst(lc), &node->ss.ps);
+	for (int i = 0; i < state->nfilters; i++)
+		for (int k = 0; k < state->filters[i].nkeys; k++) {
+			state->filters[i].key_exprs[k] =
+			    ExecInitExpr((Expr *)lfirst(lc), &node->ss.ps);
+			lc = lnext(cscan->custom_exprs, lc);
+		}
 }
 
 /* Drops the filters' memory and marks them unpublished. */
@@ -158,13 +174,15 @@ static TupleTableSlot *build_exec(CustomScanState *node)
 	old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
 	for (int i = 0; i < state->nfilters; i++) {
 		amq_jf_filter *f = &state->filters[i];
-		bool isnull;
-		Datum key = ExecEvalExpr(f->key, econtext, &isnull);
+		Datum values[INDEX_MAX_KEYS];
+		bool any_null = false;
 
-		/* Hash operators are strict: a NULL key matches nothing. */
-		if (isnull)
+		for (int k = 0; k < f->nkeys && !any_null; k++)
+			values[k] = ExecEvalExpr(f->key_exprs[k], econtext, &any_null);
+		/* Hash operators are strict: a row with a NULL key matches nothing. */
+		if (any_null)
 			continue;
-		amq_bloom_add(&f->bloom, amq_jf_hash_key(&f->hash_fn, f->collation, key));
+		amq_bloom_add(&f->bloom, amq_jf_hash_keys(f->keys, f->nkeys, values));
 		f->keys_added++;
 	}
 	MemoryContextSwitchTo(old);
@@ -197,11 +215,14 @@ static void build_explain(CustomScanState *node, List *ancestors, ExplainState *
 
 	for (int i = 0; i < state->nfilters; i++) {
 		amq_jf_filter *f = &state->filters[i];
-		char *key = deparse_expression(lfirst(lc), context, true, false);
+		List *keys = NIL;
 		char *label = psprintf("Builds Bloom Filter %d", f->id);
 
-		lc = lnext(cscan->custom_exprs, lc);
-		ExplainPropertyText(label, key, es);
+		for (int k = 0; k < f->nkeys; k++) {
+			keys = lappend(keys, lfirst(lc));
+			lc = lnext(cscan->custom_exprs, lc);
+		}
+		ExplainPropertyText(label, amq_jf_deparse_keys(keys, context), es);
 		if (es->analyze) {
 			char *prefix = psprintf("Filter %d ", f->id);
 

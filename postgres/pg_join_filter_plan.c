@@ -168,7 +168,7 @@ static Expr *strip_relabel(Expr *e)
 /* The expected pass rate a probe was planned with. */
 static double probe_pass_rate(Plan *probe)
 {
-	return floatVal(list_nth(((CustomScan *)probe)->custom_private, 4));
+	return floatVal(lsecond(((CustomScan *)probe)->custom_private));
 }
 
 /*
@@ -279,32 +279,76 @@ static CustomScan *make_passthrough(Plan *input, const CustomScanMethods *method
 	return cscan;
 }
 
-/* Inserts a probe of filter id on the column attno of the plan at *slot. */
-static void insert_probe(Plan **slot, AttrNumber attno, int id, Oid hash_proc, Oid collation,
-			 double pass, plan_walk *walk)
-{
-	CustomScan *probe = make_passthrough(*slot, &amq_jf_probe_methods, walk);
-	TargetEntry *tle = list_nth_node(TargetEntry, probe->custom_scan_tlist, attno - 1);
+/* One hash clause whose outer key reached a place for a probe. */
+typedef struct clause_key {
+	int clause;	  /* position in the join's hash clauses */
+	Plan **slot;	  /* where its probe goes */
+	AttrNumber attno; /* the key's column there */
+	Oid left_proc;	  /* outer type's extended hash */
+	Oid right_proc;	  /* inner type's extended hash */
+	Oid collation;
+} clause_key;
 
-	probe->custom_exprs = list_make1(copyObject(tle->expr));
+/* Inserts a probe of filter id on the nkeys keys (all with the same slot). */
+static void insert_probe(const clause_key *keys, int nkeys, int id, double pass, plan_walk *walk)
+{
+	Plan **slot = keys[0].slot;
+	CustomScan *probe = make_passthrough(*slot, &amq_jf_probe_methods, walk);
+
 	probe->custom_private =
-	    list_make5(makeInteger(id), makeInteger(attno), makeInteger((int)hash_proc),
-		       makeInteger((int)collation), makeFloat(psprintf("%.6f", pass)));
+	    list_make3(makeInteger(id), makeFloat(psprintf("%.6f", pass)), makeInteger(nkeys));
+	for (int k = 0; k < nkeys; k++) {
+		TargetEntry *tle =
+		    list_nth_node(TargetEntry, probe->custom_scan_tlist, keys[k].attno - 1);
+
+		probe->custom_exprs = lappend(probe->custom_exprs, copyObject(tle->expr));
+		probe->custom_private = lappend(probe->custom_private, makeInteger(keys[k].attno));
+		probe->custom_private =
+		    lappend(probe->custom_private, makeInteger((int)keys[k].left_proc));
+		probe->custom_private =
+		    lappend(probe->custom_private, makeInteger((int)keys[k].collation));
+	}
 	*slot = &probe->scan.plan;
 }
 
-/* Gives hj its filters when it may and should have them. */
+/* Adds a filter over the nkeys keys to the builder's lists and its probe. */
+static void add_filter(HashJoin *hj, const clause_key *keys, int nkeys, uint64 capacity,
+		       double pass, List **exprs, List **private, plan_walk *walk)
+{
+	Hash *hash = (Hash *)innerPlan(hj);
+	int id = walk->next_filter_id++;
+
+	insert_probe(keys, nkeys, id, pass, walk);
+	*private = lappend(*private, makeInteger(id));
+	*private = lappend(*private, makeInteger((int)capacity));
+	*private = lappend(*private, makeInteger(nkeys));
+	for (int k = 0; k < nkeys; k++) {
+		*exprs = lappend(*exprs, copyObject(list_nth(hash->hashkeys, keys[k].clause)));
+		*private = lappend(*private, makeInteger((int)keys[k].right_proc));
+		*private = lappend(*private, makeInteger((int)keys[k].collation));
+	}
+}
+
+/*
+ * Gives hj its filters when it may and should have them: one combined
+ * filter when the outer keys of all its usable hash clauses reach the same
+ * place (more selective than each column alone; a row must match every
+ * clause), otherwise one per usable clause (each a necessary condition).
+ */
 static void add_join_filters(HashJoin *hj, plan_walk *walk)
 {
 	Hash *hash = (Hash *)innerPlan(hj);
+	int nclauses = list_length(hj->hashkeys);
+	clause_key *keys;
+	int nkeys = 0;
+	bool same_place = true;
 	uint64 capacity;
+	double pass;
+	List *exprs = NIL;
 	List *private = NIL;
-	List *inner_keys = NIL;
 	CustomScan *builder;
 
-	double pass;
-
-	if (!join_may_filter(hj))
+	if (!join_may_filter(hj) || nclauses > INDEX_MAX_KEYS)
 		return;
 	pass = expected_pass_rate(hj);
 	if (!join_worth_filtering(hj, pass))
@@ -312,33 +356,33 @@ static void add_join_filters(HashJoin *hj, plan_walk *walk)
 	capacity = filter_capacity(outerPlan(hash)->plan_rows);
 	if (capacity == 0)
 		return;
-	for (int i = 0; i < list_length(hj->hashkeys); i++) {
+	keys = palloc(sizeof(clause_key) * nclauses);
+	for (int i = 0; i < nclauses; i++) {
 		Var *outer_key = (Var *)strip_relabel(list_nth(hj->hashkeys, i));
-		Oid collation = list_nth_oid(hj->hashcollations, i);
-		Oid left_proc, right_proc;
-		AttrNumber attno;
-		Plan **slot;
-		int id;
+		clause_key *key = &keys[nkeys];
 
 		if (outer_key == NULL || !IsA(outer_key, Var) || outer_key->varno != OUTER_VAR ||
-		    !amq_jf_hash_procs(list_nth_oid(hj->hashoperators, i), &left_proc, &right_proc))
+		    !amq_jf_hash_procs(list_nth_oid(hj->hashoperators, i), &key->left_proc,
+				       &key->right_proc))
 			continue;
-		attno = outer_key->varattno;
-		slot = descend(&hj->join.plan.lefttree, &attno, pass);
-		if (attno < 1 || attno > list_length((*slot)->targetlist))
+		key->clause = i;
+		key->attno = outer_key->varattno;
+		key->collation = list_nth_oid(hj->hashcollations, i);
+		key->slot = descend(&hj->join.plan.lefttree, &key->attno, pass);
+		if (key->attno < 1 || key->attno > list_length((*key->slot)->targetlist))
 			continue;
-		id = walk->next_filter_id++;
-		insert_probe(slot, attno, id, left_proc, collation, pass, walk);
-		inner_keys = lappend(inner_keys, copyObject(list_nth(hash->hashkeys, i)));
-		private = lappend(private, makeInteger(id));
-		private = lappend(private, makeInteger((int)capacity));
-		private = lappend(private, makeInteger((int)right_proc));
-		private = lappend(private, makeInteger((int)collation));
+		same_place = same_place && key->slot == keys[0].slot;
+		nkeys++;
 	}
-	if (inner_keys == NIL)
+	if (nkeys == 0)
 		return;
+	if (same_place)
+		add_filter(hj, keys, nkeys, capacity, pass, &exprs, &private, walk);
+	else
+		for (int k = 0; k < nkeys; k++)
+			add_filter(hj, &keys[k], 1, capacity, pass, &exprs, &private, walk);
 	builder = make_passthrough(outerPlan(hash), &amq_jf_build_methods, walk);
-	builder->custom_exprs = inner_keys;
+	builder->custom_exprs = exprs;
 	builder->custom_private = private;
 	outerPlan(hash) = &builder->scan.plan;
 }

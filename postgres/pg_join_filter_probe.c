@@ -7,9 +7,10 @@
  * good once the first AMQ_JF_CHECK_ROWS probes show it drops too few rows.
  *
  * Plan form: lefttree = the scan; targetlist and custom_scan_tlist as the
- * builder's (the node returns the scan's own slots); custom_exprs = the key,
- * Var(OUTER_VAR, attno), for EXPLAIN; custom_private = filter id, attno,
- * extended hash function, collation and the planner's expected pass rate.
+ * builder's (the node returns the scan's own slots); custom_exprs = the keys,
+ * Var(OUTER_VAR, attno), for EXPLAIN; custom_private = filter id, the
+ * planner's expected pass rate, the number of keys, then per key its column,
+ * extended hash function and collation.
  */
 #include "postgres.h"
 
@@ -50,10 +51,17 @@ static Node *probe_create_state(CustomScan *cscan)
 
 	NodeSetTag(state, T_CustomScanState);
 	state->css.methods = &amq_jf_probe_exec_methods;
-	state->filter_id = intVal(linitial(cscan->custom_private));
-	state->attno = (AttrNumber)intVal(lsecond(cscan->custom_private));
-	fmgr_info((Oid)intVal(lthird(cscan->custom_private)), &state->hash_fn);
-	state->collation = (Oid)intVal(lfourth(cscan->custom_private));
+	List *private = cscan->custom_private;
+
+	state->filter_id = intVal(linitial(private));
+	state->nkeys = intVal(lthird(private));
+	state->attnos = palloc(sizeof(AttrNumber) * state->nkeys);
+	state->keys = palloc0(sizeof(amq_jf_key) * state->nkeys);
+	for (int k = 0; k < state->nkeys; k++) {
+		state->attnos[k] = (AttrNumber)intVal(list_nth(private, 3 + 3 * k));
+		fmgr_info((Oid)intVal(list_nth(private, 4 + 3 * k)), &state->keys[k].hash_fn);
+		state->keys[k].collation = (Oid)intVal(list_nth(private, 5 + 3 * k));
+	}
 	return (Node *)state;
 }
 
@@ -72,16 +80,18 @@ static void probe_begin(CustomScanState *node, EState *estate, int eflags)
 static bool probe_row(amq_jf_probe_state *state, TupleTableSlot *slot)
 {
 	ExprContext *econtext = state->css.ss.ps.ps_ExprContext;
-	bool isnull;
-	Datum key = slot_getattr(slot, state->attno, &isnull);
+	Datum values[INDEX_MAX_KEYS];
+	bool isnull = false;
 	bool pass;
 
 	state->probed++;
+	for (int k = 0; k < state->nkeys && !isnull; k++)
+		values[k] = slot_getattr(slot, state->attnos[k], &isnull);
 	if (isnull) {
 		pass = false; /* hash operators are strict: NULL matches nothing */
 	} else {
 		MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
-		uint64 h = amq_jf_hash_key(&state->hash_fn, state->collation, key);
+		uint64 h = amq_jf_hash_keys(state->keys, state->nkeys, values);
 
 		MemoryContextSwitchTo(old);
 		ResetExprContext(econtext);
@@ -138,9 +148,9 @@ static void probe_explain(CustomScanState *node, List *ancestors, ExplainState *
 	amq_jf_probe_state *state = (amq_jf_probe_state *)node;
 	CustomScan *cscan = (CustomScan *)node->ss.ps.plan;
 	List *context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan, ancestors);
-	char *key = deparse_expression(linitial(cscan->custom_exprs), context, true, false);
 
-	ExplainPropertyText(psprintf("Applies Bloom Filter %d", state->filter_id), key, es);
+	ExplainPropertyText(psprintf("Applies Bloom Filter %d", state->filter_id),
+			    amq_jf_deparse_keys(cscan->custom_exprs, context), es);
 	if (es->analyze) {
 		ExplainPropertyInteger("Rows Removed by Bloom Filter", NULL, (int64)state->removed,
 				       es);
