@@ -30,7 +30,6 @@
 static Node *build_create_state(CustomScan *cscan);
 static void build_begin(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *build_exec(CustomScanState *node);
-/* Frees the filters and ends the input. */
 static void build_end(CustomScanState *node);
 static void build_rescan(CustomScanState *node);
 static void build_explain(CustomScanState *node, List *ancestors, ExplainState *es);
@@ -189,6 +188,7 @@ static TupleTableSlot *build_exec(CustomScanState *node)
 	return slot;
 }
 
+/* Frees the filters and ends the input. */
 static void build_end(CustomScanState *node)
 {
 	build_reset((amq_jf_build_state *)node);

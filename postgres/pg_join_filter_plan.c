@@ -2,9 +2,9 @@
  * pg_join_filter_plan.c - the planner hook: after standard_planner it walks
  * the finished plan (main tree and every subplan) and gives each hash join
  * that may drop outer rows, and is expected to drop enough of them, a builder
- * under its Hash node and one probe per hash clause above the outer side's
- * scan. Both nodes are made directly in the form set_plan_refs leaves a plan
- * in, since setrefs has already run.
+ * under its Hash node and probes above the outer side's scans (one combined
+ * filter, or one per hash clause, see add_join_filters()). Both nodes are made directly in the form
+ * set_plan_refs leaves a plan in, since setrefs has already run.
  *
  * Invariants this relies on (PostgreSQL 15's createplan.c and setrefs.c):
  *   - a HashJoin's hashkeys are its outer keys and its Hash child's hashkeys

@@ -25,7 +25,6 @@
 static Node *probe_create_state(CustomScan *cscan);
 static void probe_begin(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *probe_exec(CustomScanState *node);
-/* Ends the scan below. */
 static void probe_end(CustomScanState *node);
 static void probe_rescan(CustomScanState *node);
 static void probe_explain(CustomScanState *node, List *ancestors, ExplainState *es);
@@ -128,6 +127,7 @@ static TupleTableSlot *probe_exec(CustomScanState *node)
 	}
 }
 
+/* Ends the scan below. */
 static void probe_end(CustomScanState *node)
 {
 	ExecEndNode(outerPlanState(node));
