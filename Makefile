@@ -11,7 +11,8 @@
 #   make demo       the join-prefilter session in the sqlite3 CLI
 #   make demo-pg    the join prefilter across a PostgreSQL coordinator and two
 #                   shards (postgres_fdw), on servers it starts and stops
-#   make bench      benchmarks (results go to docs/BENCHMARKS.md by hand)
+#   make bench      benchmarks (results go to docs/BENCHMARKS.md by hand);
+#                   make bench-join: the automatic join filter alone
 #   make deps       install missing Debian packages (apt-get as root, else
 #                   print the apt-get line and stop); every target above runs it
 #   make format     clang-format our C files

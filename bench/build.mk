@@ -11,4 +11,4 @@ $(CORE_BENCH): bench/core_bench.c $(CORE_SRC) $(CORE_HDR) | deps
 bench-core: $(CORE_BENCH)
 	$(CORE_BENCH)
 
-bench: bench-core bench-sqlite bench-pg bench-multi
+bench: bench-core bench-sqlite bench-pg bench-multi bench-join

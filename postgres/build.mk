@@ -3,10 +3,11 @@
 # amq--0.1.0.sql, $libdir/amq.so and its JIT bitcode), `make bench-pg` runs
 # the PostgreSQL benchmark on a temporary cluster, `make bench-multi` the
 # join prefilter benchmark across a coordinator and two shards, `make demo-pg`
-# the demonstration on such servers (postgres/demo.sh). Included by the top
-# Makefile, whose variables (PG_CONFIG, BUILD, PYTHON) it uses.
+# the demonstration on such servers (postgres/demo.sh), `make bench-join` the
+# join filter benchmark (bench/join/). Included by the top Makefile, whose
+# variables (PG_CONFIG, BUILD, PYTHON) it uses.
 
-.PHONY: pg install bench-pg bench-multi demo-pg
+.PHONY: pg install bench-pg bench-multi demo-pg bench-join
 
 pg: | deps
 	$(MAKE) -C postgres PG_CONFIG=$(PG_CONFIG)
@@ -22,3 +23,8 @@ bench-multi: install
 
 demo-pg: install
 	@PG_CONFIG=$(PG_CONFIG) bash postgres/demo.sh
+
+# The automatic join filter on a 10M-row star schema, generated once into a
+# kept cluster (AMQ_JOIN_BENCH_DIR, default /tmp/amq-join-bench).
+bench-join: install
+	@PG_CONFIG=$(PG_CONFIG) bash bench/join/run.sh

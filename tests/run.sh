@@ -13,6 +13,7 @@ suites=(
 	"sqlite:tests/sqlite/run.sh"
 	"exports:tests/exports/run.sh"
 	"postgres:tests/pg/run.sh"
+	"joinfilter:tests/joinfilter/run.sh"
 	"interop:tests/interop/run.sh"
 	"multi:tests/multi/run.sh"
 )

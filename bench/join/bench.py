@@ -1,0 +1,128 @@
+#!/usr/bin/python3
+"""Join-filter benchmark: runs star joins shaped like SSB Q2.1/Q3.1/Q4.1 and
+TPC-H Q5/Q8/Q9, a multi-batch selective join and a foreign-key join where
+every row matches, with amq.join_filter off and on, at work_mem 4MB (the
+default) and 256MB, REPS times each (interleaved, after one untimed warm-up
+run), and prints a Markdown table
+of median wall times (psql \\timing) and the off/on ratio. Checks that both
+settings return the same rows. Serial plans (max_parallel_workers_per_gather
+= 0): parallel-aware hash joins get no filter, see README.
+
+Usage: bench.py [REPS]   (psql from AMQ_PSQL, connection from PG*)
+"""
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+QUERIES = [
+    ("SSB Q2.1 (part category, supplier region)", """
+SELECT d.d_year, p.p_brand, sum(l.lo_revenue) FROM lineorder l
+JOIN date_dim d ON l.lo_orderdate = d.d_datekey
+JOIN part p ON l.lo_partkey = p.p_partkey
+JOIN supplier s ON l.lo_suppkey = s.s_suppkey
+WHERE p.p_category = 'MFGR#12' AND s.s_region = 'AMERICA'
+GROUP BY 1, 2 ORDER BY 1, 2"""),
+    ("SSB Q3.1 (customer and supplier region, years)", """
+SELECT c.c_nation, s.s_nation, d.d_year, sum(l.lo_revenue) FROM lineorder l
+JOIN customer c ON l.lo_custkey = c.c_custkey
+JOIN supplier s ON l.lo_suppkey = s.s_suppkey
+JOIN date_dim d ON l.lo_orderdate = d.d_datekey
+WHERE c.c_region = 'ASIA' AND s.s_region = 'ASIA' AND d.d_year BETWEEN 1992 AND 1997
+GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"""),
+    ("SSB Q4.1 (regions, two makers)", """
+SELECT d.d_year, c.c_nation, sum(l.lo_revenue - l.lo_supplycost) FROM lineorder l
+JOIN date_dim d ON l.lo_orderdate = d.d_datekey
+JOIN customer c ON l.lo_custkey = c.c_custkey
+JOIN supplier s ON l.lo_suppkey = s.s_suppkey
+JOIN part p ON l.lo_partkey = p.p_partkey
+WHERE c.c_region = 'AMERICA' AND s.s_region = 'AMERICA' AND p.p_mfgr IN ('MFGR#1', 'MFGR#2')
+GROUP BY 1, 2 ORDER BY 1, 2"""),
+    ("TPC-H Q5 shape (one region, one year)", """
+SELECT s.s_nation, sum(l.lo_revenue) FROM lineorder l
+JOIN customer c ON l.lo_custkey = c.c_custkey
+JOIN supplier s ON l.lo_suppkey = s.s_suppkey
+JOIN date_dim d ON l.lo_orderdate = d.d_datekey
+WHERE c.c_region = 'ASIA' AND s.s_region = 'ASIA' AND c.c_nation = s.s_nation
+  AND d.d_year = 1994
+GROUP BY 1 ORDER BY 1"""),
+    ("TPC-H Q8 shape (one brand, region, two years)", """
+SELECT d.d_year, sum(CASE WHEN s.s_nation = 3 THEN l.lo_revenue ELSE 0 END)::numeric
+       / sum(l.lo_revenue) FROM lineorder l
+JOIN part p ON l.lo_partkey = p.p_partkey
+JOIN customer c ON l.lo_custkey = c.c_custkey
+JOIN supplier s ON l.lo_suppkey = s.s_suppkey
+JOIN date_dim d ON l.lo_orderdate = d.d_datekey
+WHERE p.p_brand = 'MFGR#1211' AND c.c_region = 'AMERICA' AND d.d_year IN (1995, 1996)
+GROUP BY 1 ORDER BY 1"""),
+    ("TPC-H Q9 shape (5% of parts)", """
+SELECT s.s_nation, d.d_year, sum(l.lo_revenue - l.lo_supplycost) FROM lineorder l
+JOIN part p ON l.lo_partkey = p.p_partkey
+JOIN supplier s ON l.lo_suppkey = s.s_suppkey
+JOIN date_dim d ON l.lo_orderdate = d.d_datekey
+WHERE p.p_name LIKE '%green%'
+GROUP BY 1, 2 ORDER BY 1, 2"""),
+    ("multi-batch: 20% of 2.5M orders", """
+SELECT count(*), sum(l.lo_revenue) FROM lineorder l
+JOIN orders o ON l.lo_orderkey = o.o_orderkey
+WHERE o.o_priority = '1-URGENT'"""),
+    ("FK join, every row matches", """
+SELECT d.d_year, sum(l.lo_revenue) FROM lineorder l
+JOIN date_dim d ON l.lo_orderdate = d.d_datekey
+GROUP BY 1 ORDER BY 1"""),
+]
+
+# The everything-matches join once more with the planner's decision forced,
+# to show what the run-time switch-off bounds.
+FORCED = ("FK join, every row matches, filter forced (max_pass_rate 1)",
+          QUERIES[-1][1], "SET amq.join_filter_max_pass_rate = 1;")
+
+SETUP = ("LOAD 'amq'; SET max_parallel_workers_per_gather = 0; SET jit = off; "
+         "\\o /dev/null\n\\timing on\n")
+
+
+def run(sql):
+    psql = os.environ.get("AMQ_PSQL", "psql")
+    out = subprocess.run([psql, "-X", "-q", "-v", "ON_ERROR_STOP=1"], input=sql,
+                         capture_output=True, text=True, check=True)
+    return out.stdout
+
+
+def timed(query, work_mem, on, extra=""):
+    """Wall milliseconds of one run of query."""
+    sql = (SETUP + f"SET work_mem = '{work_mem}'; SET amq.join_filter = {'on' if on else 'off'}; "
+           f"{extra}\n{query};\n")
+    times = re.findall(r"Time: ([\d.]+) ms", run(sql))
+    return float(times[-1])
+
+
+def same_rows(query, extra=""):
+    """Whether the query returns the same rows with the filter off and on."""
+    def rows(on):
+        return run(f"LOAD 'amq'; SET max_parallel_workers_per_gather = 0; "
+                   f"SET amq.join_filter = {'on' if on else 'off'}; {extra}\n{query};\n")
+    return rows(False) == rows(True)
+
+
+def main():
+    reps = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    print("| query | work_mem | off (ms) | on (ms) | off/on |")
+    print("|---|---|---:|---:|---:|")
+    for name, query, extra in [(n, q, "") for n, q in QUERIES] + [FORCED]:
+        if not same_rows(query, extra):
+            print(f"| {name} | RESULTS DIFFER | | | |")
+            continue
+        for work_mem in ["4MB", "256MB"]:
+            off, on = [], []
+            timed(query, work_mem, False, extra)  # warm-up: caches, not timed
+            for _ in range(reps):
+                off.append(timed(query, work_mem, False, extra))
+                on.append(timed(query, work_mem, True, extra))
+            m_off, m_on = statistics.median(off), statistics.median(on)
+            print(f"| {name} | {work_mem} | {m_off:.0f} | {m_on:.0f} | {m_off / m_on:.2f} |",
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+/*
+ * pg_join_filter.h - what the files of the automatic join filter share.
+ *
+ * A planner hook (pg_join_filter_plan.c) gives an eligible hash join two
+ * custom scan nodes: a builder under its Hash node, which adds each inner
+ * tuple's join key to a blocked Bloom filter (pg_join_filter_build.c), and a
+ * probe above the outer side's scan, which drops the rows whose key the
+ * filter rules out (pg_join_filter_probe.c). An ExecutorStart hook
+ * (pg_join_filter_link.c) ties each probe to its builder, and each builder to
+ * its hash join, in every executor tree.
+ *
+ * Include after postgres.h.
+ */
+#ifndef PG_JOIN_FILTER_H
+#define PG_JOIN_FILTER_H
+
+#include "fmgr.h"
+#include "nodes/execnodes.h"
+#include "nodes/extensible.h"
+
+#include "amq.h"
+
+#define AMQ_JF_BUILD_NAME "AmqJoinFilterBuild"
+#define AMQ_JF_PROBE_NAME "AmqJoinFilterProbe"
+
+/* False-positive rate every join filter is sized for. */
+#define AMQ_JF_FPR 0.01
+/* A probe decides whether its filter pays after this many rows ... */
+#define AMQ_JF_CHECK_ROWS 10000
+/* ... and switches itself off when more than this share of them passed. */
+#define AMQ_JF_MAX_RUNTIME_PASS 0.9
+/* A filter whose measured false-positive rate exceeds this when its build
+ * ends (the inner side held far more keys than estimated) is not used. */
+#define AMQ_JF_MAX_BUILT_FPR 0.2
+
+/* ---- settings (pg_join_filter_init.c) ---- */
+
+extern bool amq_jf_enabled;
+extern int amq_jf_max_kb;	    /* per-filter memory cap, in kB */
+extern double amq_jf_max_pass_rate; /* build when expected pass rate <= this */
+
+/* ---- the planner hook (pg_join_filter_plan.c) ---- */
+
+/* Installs the planner hook, chaining any hook already set. */
+void amq_jf_install_planner_hook(void);
+
+/* ---- hashing a key with its join operator's hash support (pg_join_filter_hash.c) ---- */
+
+/*
+ * The 64-bit extended hash functions (HASHEXTENDED_PROC) of hash operator
+ * opno's hash opfamily for its left and right input types. False when the
+ * operator has no hash opfamily or the opfamily lacks either function.
+ */
+bool amq_jf_hash_procs(Oid opno, Oid *left_proc, Oid *right_proc);
+
+/* How one key column is hashed: an extended hash function and the hash
+ * clause's collation. */
+typedef struct amq_jf_key {
+	FmgrInfo hash_fn;
+	Oid collation;
+} amq_jf_key;
+
+/*
+ * The Bloom input of one row's non-NULL keys: each hashed with its extended
+ * hash function (seed 0) under its collation, mixed so that every bit depends
+ * on every key, and combined in key order. Builder and probe hash the same
+ * keys in the same order, so equal keys give equal inputs.
+ */
+uint64 amq_jf_hash_keys(const amq_jf_key *keys, int nkeys, const Datum *values);
+
+/* EXPLAIN's text for a filter's keys in a deparse context: "f.a", or
+ * "(f.a, f.b)" for a combined filter. */
+char *amq_jf_deparse_keys(List *keys, List *context);
+
+/* ---- the builder node (pg_join_filter_build.c) ---- */
+
+/* One filter a builder fills: one hash clause of its hash join, or several
+ * whose outer keys all reach the same scan (one combined filter). */
+typedef struct amq_jf_filter {
+	int id;		       /* unique within its PlannedStmt */
+	uint64 capacity;       /* keys the filter is sized for */
+	int nkeys;	       /* hash clauses combined */
+	amq_jf_key *keys;      /* inner types' extended hashes, collations */
+	ExprState **key_exprs; /* the inner keys over the builder's input */
+	amq_filter bloom;      /* bytes NULL until the first build starts */
+	bool published;	       /* complete for the current hash table */
+	bool overfull;	       /* last build ended above AMQ_JF_MAX_BUILT_FPR */
+	uint64 keys_added;     /* non-NULL keys, all builds */
+	struct amq_jf_build_state *owner;
+} amq_jf_filter;
+
+typedef struct amq_jf_build_state {
+	CustomScanState css;
+	int nfilters;
+	amq_jf_filter *filters;
+	HashJoinState *join; /* set by the ExecutorStart hook; NULL: unlinked */
+	bool started;	     /* the current build has created its filters */
+	bool finished;	     /* ... and has seen the end of its input */
+} amq_jf_build_state;
+
+extern const CustomScanMethods amq_jf_build_methods;
+extern const CustomExecMethods amq_jf_build_exec_methods;
+
+/*
+ * True when f may drop rows now: it is linked to its hash join, its build
+ * for the join's current hash table is complete, and that table exists (a
+ * hash join that decided to rebuild has none until the rebuild starts).
+ */
+static inline bool amq_jf_filter_usable(const amq_jf_filter *f)
+{
+	return f->published && f->owner->join != NULL && f->owner->join->hj_HashTable != NULL;
+}
+
+/* ---- the probe node (pg_join_filter_probe.c) ---- */
+
+typedef struct amq_jf_probe_state {
+	CustomScanState css;
+	int filter_id;
+	int nkeys;
+	AttrNumber *attnos;    /* key columns in the input's tuples */
+	amq_jf_key *keys;      /* outer types' extended hashes, collations */
+	amq_jf_filter *filter; /* set by the ExecutorStart hook; NULL: pass all */
+	bool switched_off;
+	uint64 probed;	  /* rows checked against a usable filter */
+	uint64 removed;	  /* rows dropped */
+	uint64 unchecked; /* rows passed with no usable filter (not built yet) */
+} amq_jf_probe_state;
+
+extern const CustomScanMethods amq_jf_probe_methods;
+extern const CustomExecMethods amq_jf_probe_exec_methods;
+
+/* ---- linking at executor start (pg_join_filter_link.c) ---- */
+
+/* Installs the ExecutorStart hook, chaining any hook already set. */
+void amq_jf_install_executor_hook(void);
+
+#endif

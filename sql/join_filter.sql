@@ -1,0 +1,170 @@
+-- Automatic Bloom join filters: hash joins that may drop outer rows get a
+-- builder under their Hash node and a probe above the outer side's scan.
+LOAD 'amq';
+SHOW amq.join_filter;
+SHOW amq.join_filter_max_pass_rate;
+SHOW amq.join_filter_max_memory;
+
+CREATE TABLE jf_fact (id int, d1 int, d2 int8, tag text);
+INSERT INTO jf_fact SELECT g, g % 1000, g % 500, 'k' || (g % 300) FROM generate_series(1, 20000) g;
+CREATE TABLE jf_dim1 (d1 int4, region text);
+INSERT INTO jf_dim1 SELECT g, CASE WHEN g % 10 = 0 THEN 'ASIA' ELSE 'EUROPE' END FROM generate_series(0, 999) g;
+CREATE TABLE jf_dim2 (d2 int8, flag bool);
+INSERT INTO jf_dim2 SELECT g, g % 5 = 0 FROM generate_series(0, 499) g;
+ANALYZE jf_fact, jf_dim1, jf_dim2;
+SET max_parallel_workers_per_gather = 0;
+SET enable_mergejoin = off;
+
+-- Off: plain plans.
+SET amq.join_filter = off;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
+SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
+
+-- On: the hash join builds filter 1 and the fact scan applies it.
+SET amq.join_filter = on;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
+SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT f.id, d.region FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
+
+-- A star join: both filters reach the fact scan through the lower join;
+-- int8 = int8 and int4 = int4 keys, each with its own filter.
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT count(*) FROM jf_fact f
+  JOIN jf_dim1 d1 ON f.d1 = d1.d1
+  JOIN jf_dim2 d2 ON f.d2 = d2.d2
+WHERE d1.region = 'ASIA' AND d2.flag;
+SELECT count(*) FROM jf_fact f
+  JOIN jf_dim1 d1 ON f.d1 = d1.d1
+  JOIN jf_dim2 d2 ON f.d2 = d2.d2
+WHERE d1.region = 'ASIA' AND d2.flag;
+
+-- Two hash clauses whose outer keys reach the same scan share one combined
+-- filter: a fact row passes only if its (d1, d2) pair may be in the table.
+-- Half the pairs match no fact row although each column alone does, so one
+-- filter per column would let twice as many rows through.
+CREATE TABLE jf_pairs (d1 int, d2 int8);
+INSERT INTO jf_pairs SELECT g * 10, (g * 10 + (g % 2) * 250) % 500 FROM generate_series(0, 49) g;
+ANALYZE jf_pairs;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT count(*) FROM jf_fact f JOIN jf_pairs p ON f.d1 = p.d1 AND f.d2 = p.d2;
+SELECT count(*) FROM jf_fact f JOIN jf_pairs p ON f.d1 = p.d1 AND f.d2 = p.d2;
+SET amq.join_filter = off;
+SELECT count(*) FROM jf_fact f JOIN jf_pairs p ON f.d1 = p.d1 AND f.d2 = p.d2;
+SET amq.join_filter = on;
+
+-- Cross-type keys (int8 = int4) hash with the operator's own opfamily.
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d2 = d.d1 WHERE d.region = 'ASIA';
+SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d2 = d.d1 WHERE d.region = 'ASIA';
+
+-- Semi and right joins (inner side preserved) are filtered; the outer rows
+-- of left, full and anti joins are not.
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM jf_fact f WHERE EXISTS (SELECT 1 FROM jf_dim1 d WHERE d.d1 = f.d1 AND d.region = 'ASIA');
+SELECT count(*) FROM jf_fact f WHERE EXISTS (SELECT 1 FROM jf_dim1 d WHERE d.d1 = f.d1 AND d.region = 'ASIA');
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM jf_fact f RIGHT JOIN jf_dim1 d ON f.d1 = d.d1 AND d.region = 'ASIA';
+SELECT count(*) FROM jf_fact f RIGHT JOIN jf_dim1 d ON f.d1 = d.d1 AND d.region = 'ASIA';
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM jf_fact f LEFT JOIN jf_dim1 d ON f.d1 = d.d1 AND d.region = 'ASIA';
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM jf_fact f FULL JOIN jf_dim1 d ON f.d1 = d.d1 AND d.region = 'ASIA';
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM jf_fact f WHERE NOT EXISTS (SELECT 1 FROM jf_dim1 d WHERE d.d1 = f.d1 AND d.region = 'ASIA');
+SELECT count(*) FROM jf_fact f WHERE NOT EXISTS (SELECT 1 FROM jf_dim1 d WHERE d.d1 = f.d1 AND d.region = 'ASIA');
+
+-- Text keys under a nondeterministic collation: 'K1' and 'k1' are equal.
+CREATE COLLATION jf_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+CREATE TABLE jf_names (tag text COLLATE jf_ci);
+INSERT INTO jf_names VALUES ('K1'), ('k2'), ('K3');
+ANALYZE jf_names;
+SET amq.join_filter_max_pass_rate = 1;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM jf_fact f JOIN jf_names n ON f.tag COLLATE jf_ci = n.tag;
+SELECT count(*) FROM jf_fact f JOIN jf_names n ON f.tag COLLATE jf_ci = n.tag;
+SET amq.join_filter = off;
+SELECT count(*) FROM jf_fact f JOIN jf_names n ON f.tag COLLATE jf_ci = n.tag;
+SET amq.join_filter = on;
+
+-- Every row matches: the planner expects no gain at the default pass rate,
+-- and a forced filter switches itself off after 10,000 probes.
+RESET amq.join_filter_max_pass_rate;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1;
+SET amq.join_filter_max_pass_rate = 1;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1;
+SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1;
+
+-- A build side beyond the memory cap gets no filter.
+CREATE TABLE jf_big AS SELECT g AS id FROM generate_series(1, 100000) g;
+ANALYZE jf_big;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM jf_big a JOIN jf_big b ON a.id = b.id;
+SET amq.join_filter_max_memory = '64kB';
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM jf_big a JOIN jf_big b ON a.id = b.id;
+RESET amq.join_filter_max_memory;
+
+-- Rescans: a hash join under a nested loop rebuilds its table (and filter)
+-- when its inner side depends on the outer row.
+CREATE TABLE jf_outer (k int);
+INSERT INTO jf_outer SELECT generate_series(1, 5);
+ANALYZE jf_outer;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT o.k, (SELECT count(*) FROM jf_fact f JOIN (SELECT * FROM jf_dim1 d WHERE d.d1 % 5 = o.k OFFSET 0) d ON f.d1 = d.d1)
+FROM jf_outer o;
+SELECT o.k, (SELECT count(*) FROM jf_fact f JOIN (SELECT * FROM jf_dim1 d WHERE d.d1 % 5 = o.k OFFSET 0) d ON f.d1 = d.d1)
+FROM jf_outer o;
+SET amq.join_filter = off;
+SELECT o.k, (SELECT count(*) FROM jf_fact f JOIN (SELECT * FROM jf_dim1 d WHERE d.d1 % 5 = o.k OFFSET 0) d ON f.d1 = d.d1)
+FROM jf_outer o;
+SET amq.join_filter = on;
+-- The same under a nested loop (LATERAL): each outer row rescans the hash
+-- join with a new inner side.
+EXPLAIN (COSTS OFF)
+SELECT o.k, s.n FROM jf_outer o CROSS JOIN LATERAL
+  (SELECT count(*) AS n FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.d1 % 5 = o.k - 1) s;
+SELECT o.k, s.n FROM jf_outer o CROSS JOIN LATERAL
+  (SELECT count(*) AS n FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.d1 % 5 = o.k - 1) s;
+SET amq.join_filter = off;
+SELECT o.k, s.n FROM jf_outer o CROSS JOIN LATERAL
+  (SELECT count(*) AS n FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.d1 % 5 = o.k - 1) s;
+SET amq.join_filter = on;
+-- When only the outer side depends on the outer row, the hash join keeps its
+-- table on rescan, and its filter with it (built once, used in every loop).
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT o.k, (SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA' AND f.id % 7 = o.k)
+FROM jf_outer o;
+SELECT o.k, (SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA' AND f.id % 7 = o.k)
+FROM jf_outer o;
+SET amq.join_filter = off;
+SELECT o.k, (SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA' AND f.id % 7 = o.k)
+FROM jf_outer o;
+SET amq.join_filter = on;
+
+-- Parallel-aware hash joins are left alone; a per-worker one is filtered.
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
+SET enable_parallel_hash = off;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
+SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
+RESET enable_parallel_hash;
+RESET max_parallel_workers_per_gather;
+
+-- Settings are checked.
+SET amq.join_filter_max_pass_rate = 2;
+SET amq.join_filter_max_memory = '1kB';
+
+DROP TABLE jf_fact, jf_dim1, jf_dim2, jf_names, jf_outer, jf_big, jf_pairs;
+DROP COLLATION jf_ci;

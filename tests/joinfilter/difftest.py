@@ -1,0 +1,273 @@
+#!/usr/bin/python3
+"""Differential test of the automatic join filter (amq.join_filter).
+
+Generates random tables and random join queries from one seed, runs every
+query with amq.join_filter off and on in the same server, and compares the
+results: the row count and the md5 of the sorted rows (only the count for a
+LIMIT without ORDER BY, whose rows may legitimately differ). The queries mix
+inner, left, right, full, semi (EXISTS, IN) and anti (NOT EXISTS) joins; one-
+and two-column keys; NULL keys, skewed and empty tables; int2/int4/int8 across
+types, numeric of two scales, text under "C" and a nondeterministic ICU
+collation, uuid and bytea; and plan shapes with nested loops over hash joins
+(correlated subqueries), materialized CTEs, LIMIT, parallel plans and a small
+and a large work_mem. With the filter on, each query also runs under EXPLAIN
+ANALYZE, to count the queries whose filters actually removed rows.
+
+Usage: difftest.py SEED QUERIES  (psql from PGBINDIR, connection from PG*).
+Prints one line per failing query with its number and seed (replay with
+JF_SEED=SEED JF_ONLY=N), then "N passed, N failed"; exits 1 on any failure.
+"""
+import os
+import random
+import re
+import subprocess
+import sys
+
+TIMEOUT = "canceling statement due to statement timeout"
+TABLES = ["t1", "t2", "t3", "t4", "t5"]
+INT_COLS = ["k_i2", "k_i4", "k_i8"]
+
+
+def psql(script):
+    """Runs script in one psql session and returns its output."""
+    psql_bin = os.path.join(os.environ.get("PGBINDIR", ""), "psql")
+    out = subprocess.run([psql_bin, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=0"],
+                         input=script, capture_output=True, text=True, check=False)
+    return out.stdout + out.stderr
+
+
+def setup_sql(seed):
+    """Tables t1..t5 with every key type, sizes, ranges, skew and NULLs drawn
+    from seed; t5 is always empty."""
+    rng = random.Random(seed)
+    parts = [
+        "DROP COLLATION IF EXISTS ci CASCADE;",
+        "CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);",
+        "SELECT setseed(%f);" % (rng.random() * 2 - 1),
+    ]
+    for name in TABLES:
+        rows = 0 if name == "t5" else rng.choice([30, 200, 800, 2000])
+        lo = rng.randint(0, 1000)
+        hi = lo + max(rows, 30) * rng.choice([1, 2, 4])
+        skew = rng.choice([1, 1, 2])
+        nullp = rng.choice([0.0, 0.05, 0.3])
+        scale = rng.choice([1, 3])
+        base = "floor(%d + %d * power(random(), %d))::int" % (lo, hi - lo, skew)
+        null = "random() < %f" % nullp
+        parts.append(f"DROP TABLE IF EXISTS {name};")
+        parts.append(
+            f"CREATE TABLE {name} (id int, v int, k_i2 int2, k_i4 int4, k_i8 int8, "
+            f"k_num numeric, k_txt text COLLATE \"C\", k_ci text COLLATE ci, k_uuid uuid, "
+            f"k_bytea bytea);")
+        parts.append(
+            f"INSERT INTO {name} SELECT g, (random() * 100)::int, "
+            f"CASE WHEN {null} THEN NULL ELSE (x % 32000)::int2 END, "
+            f"CASE WHEN {null} THEN NULL ELSE x END, "
+            f"CASE WHEN {null} THEN NULL ELSE x::int8 END, "
+            f"CASE WHEN {null} THEN NULL ELSE round(x / 2.0, {scale}) END, "
+            f"CASE WHEN {null} THEN NULL ELSE 'k' || y END, "
+            f"CASE WHEN {null} THEN NULL ELSE "
+            f"(CASE WHEN random() < 0.5 THEN 'K' ELSE 'k' END) || y END, "
+            f"CASE WHEN {null} THEN NULL ELSE md5(x::text)::uuid END, "
+            f"CASE WHEN {null} THEN NULL ELSE decode(md5(y::text), 'hex') END "
+            f"FROM (SELECT g, {base} AS x, {base} AS y "
+            f"FROM generate_series(1, {rows}) g) s;")
+        parts.append(f"CREATE INDEX ON {name} (k_i4);")
+        parts.append(f"CREATE INDEX ON {name} (k_txt);")
+        parts.append(f"ANALYZE {name};")
+    return "\n".join(parts) + "\n"
+
+
+def key_condition(rng, left, right):
+    """An equality join condition between aliases left and right (sometimes two
+    columns, sometimes with a cast on one side that no filter can use)."""
+    def one():
+        kind = rng.choice(["int", "int", "num", "numcast", "txt", "ci", "uuid", "bytea"])
+        if kind == "int":
+            return f"{left}.{rng.choice(INT_COLS)} = {right}.{rng.choice(INT_COLS)}"
+        if kind == "numcast":
+            return f"{left}.k_i4 = {right}.k_num"
+        col = {"num": "k_num", "txt": "k_txt", "ci": "k_ci", "uuid": "k_uuid",
+               "bytea": "k_bytea"}[kind]
+        return f"{left}.{col} = {right}.{col}"
+    if rng.random() < 0.25:
+        return f"{one()} AND {one()}"
+    return one()
+
+
+def join_query(rng, outer_ref=None):
+    """A random SELECT over 2-4 tables. outer_ref, when given, is an expression
+    of an enclosing query that one table is correlated with."""
+    ntab = rng.randint(2, 4 if outer_ref is None else 3)
+    aliases = ["a0"]
+    visible = ["a0"]
+    first = rng.choice(TABLES)
+    cte = ""
+    if rng.random() < 0.15:
+        cte = "WITH c AS MATERIALIZED (SELECT * FROM %s WHERE v < %d) " % (
+            first, rng.randint(10, 100))
+        first = "c"
+    from_sql = f"{first} a0"
+    where = []
+    for j in range(1, ntab):
+        alias = f"a{j}"
+        table = rng.choice(TABLES)
+        left = rng.choice(visible)
+        cond = key_condition(rng, left, alias)
+        sel = f"{alias}.v < {rng.randint(5, 100)}"
+        kind = rng.choice(["inner", "inner", "left", "right", "full", "semi", "in", "anti"])
+        if kind == "inner":
+            from_sql += f" JOIN {table} {alias} ON {cond}"
+            if rng.random() < 0.7:
+                where.append(sel)
+            visible.append(alias)
+        elif kind == "left":
+            from_sql += f" LEFT JOIN {table} {alias} ON {cond} AND {sel}"
+            visible.append(alias)
+        elif kind == "right":
+            from_sql += f" RIGHT JOIN {table} {alias} ON {cond}"
+            visible.append(alias)
+        elif kind == "full":
+            from_sql += f" FULL JOIN {table} {alias} ON {cond}"
+            visible.append(alias)
+        elif kind == "semi":
+            where.append(f"EXISTS (SELECT 1 FROM {table} {alias} WHERE {cond} AND {sel})")
+        elif kind == "in":
+            col = rng.choice(INT_COLS + ["k_txt", "k_uuid"])
+            lcol = rng.choice(INT_COLS) if col in INT_COLS else col
+            where.append(f"{left}.{lcol} IN (SELECT {alias}.{col} FROM {table} {alias} "
+                         f"WHERE {sel})")
+        else:
+            where.append(f"NOT EXISTS (SELECT 1 FROM {table} {alias} WHERE {cond} AND {sel})")
+        aliases.append(alias)
+    if outer_ref is not None:
+        where.append(f"{rng.choice(visible)}.v % 5 = {outer_ref} % 5")
+    cols = ", ".join(f"{a}.id AS {a}_id, {a}.v AS {a}_v" for a in visible)
+    sql = f"{cte}SELECT {cols} FROM {from_sql}"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    return sql
+
+
+def make_query(rng):
+    """(sql, settings, compare_rows): a query in one of the plan shapes."""
+    shape = rng.choice(["plain", "plain", "plain", "limit", "limit_ordered", "correlated",
+                        "lateral"])
+    if shape == "correlated":
+        sql = ("SELECT o.id, (SELECT count(*) FROM (%s) q) AS n FROM t%d o WHERE o.id <= 4"
+               % (join_query(rng, "o.id"), rng.randint(1, 4)))
+    elif shape == "lateral":
+        sql = ("SELECT o.id, q.* FROM t%d o, LATERAL (%s) q WHERE o.id <= 3"
+               % (rng.randint(1, 4), join_query(rng, "o.id")))
+    else:
+        sql = join_query(rng)
+        if shape == "limit":
+            sql += " LIMIT %d" % rng.randint(1, 50)
+        elif shape == "limit_ordered":
+            sql = "SELECT * FROM (%s) q ORDER BY q::text LIMIT %d" % (sql, rng.randint(1, 50))
+    parallel = rng.random() < 0.25
+    settings = {
+        "work_mem": rng.choice(["64kB", "64kB", "4MB", "256MB"]),
+        "enable_mergejoin": rng.choice(["on", "off", "off"]),
+        "enable_nestloop": rng.choice(["on", "off"]),
+        "enable_parallel_hash": rng.choice(["on", "off"]),
+        "enable_memoize": rng.choice(["on", "off"]),
+        "parallel_setup_cost": "0" if parallel else "1000",
+        "parallel_tuple_cost": "0" if parallel else "0.1",
+        "min_parallel_table_scan_size": "0" if parallel else "8MB",
+        "max_parallel_workers_per_gather": "2" if parallel else "0",
+        "amq.join_filter_max_pass_rate": rng.choice(["1", "1", "1", "0.5"]),
+        "statement_timeout": "5s",
+    }
+    return sql, settings, shape != "limit"
+
+
+def script(queries, filter_on, explain):
+    lines = ["LOAD 'amq';", "SET amq.join_filter = %s;" % ("on" if filter_on else "off")]
+    for i, (sql, settings, rows) in queries:
+        lines.append("\\echo @@ %d" % i)
+        lines.extend("SET %s = '%s';" % kv for kv in settings.items())
+        if explain:
+            lines.append("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) %s;" % sql)
+        elif rows:
+            lines.append("SELECT count(*), md5(coalesce(string_agg(q::text, '|' ORDER BY "
+                         "q::text), '')) FROM (%s) q;" % sql)
+        else:
+            lines.append("SELECT count(*) FROM (%s) q;" % sql)
+    return "\n".join(lines) + "\n"
+
+
+def split(output):
+    """Output per query number, from the @@ markers."""
+    parts = {}
+    current = None
+    for line in output.splitlines():
+        m = re.match(r"^@@ (\d+)$", line)
+        if m:
+            current = int(m.group(1))
+            parts[current] = []
+        elif current is not None:
+            parts[current].append(line)
+    return {k: "\n".join(v) for k, v in parts.items()}
+
+
+def main():
+    seed = int(sys.argv[1])
+    count = int(sys.argv[2])
+    only = os.environ.get("JF_ONLY")
+    out = psql(setup_sql(seed))
+    if "ERROR" in out:
+        print(out)
+        print("setup failed (seed %d)" % seed)
+        print("0 passed, 1 failed")
+        return 1
+    queries = []
+    for i in range(count):
+        rng = random.Random(seed * 1000003 + i)
+        if only is None or int(only) == i:
+            queries.append((i, make_query(rng)))
+    off = split(psql(script(queries, False, False)))
+    on = split(psql(script(queries, True, False)))
+    plans = split(psql(script(queries, True, True)))
+    passed = failed = with_filter = removing = skipped = 0
+    for i, (sql, settings, _) in queries:
+        a, b = off.get(i), on.get(i)
+        problem = None
+        if any(TIMEOUT in (x or "") for x in (a, b, plans.get(i))):
+            skipped += 1  # too slow in some run: bounded by statement_timeout
+            continue
+        if a is None or b is None:
+            problem = "no output"
+        elif "ERROR" in a or "ERROR" in b:
+            problem = "error: " + (a if "ERROR" in a else b)
+        elif a != b:
+            problem = "results differ: off=%r on=%r" % (a, b)
+        elif "ERROR" in plans.get(i, "ERROR"):
+            problem = "EXPLAIN ANALYZE failed: " + plans.get(i, "")
+        if problem:
+            failed += 1
+            print("FAIL query %d (replay: JF_SEED=%d JF_ONLY=%d): %s" % (i, seed, i, problem))
+            print("  settings: %s" % settings)
+            print("  query: %s" % sql)
+            continue
+        passed += 1
+        plan = plans[i]
+        if "AmqJoinFilterProbe" in plan:
+            with_filter += 1
+        if any(int(n) > 0 for n in re.findall(r"Rows Removed by Bloom Filter: (\d+)", plan)):
+            removing += 1
+    print("%d queries (seed %d): %d with a join filter, %d where a filter removed rows, "
+          "%d skipped (statement_timeout)" % (len(queries), seed, with_filter, removing, skipped))
+    if skipped > len(queries) // 50:
+        print("FAIL too many queries hit statement_timeout: %d" % skipped)
+        failed += 1
+    if only is None and removing < len(queries) // 5:
+        print("FAIL too few queries where a filter removed rows: %d of %d (want >= 20%%)"
+              % (removing, len(queries)))
+        failed += 1
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
