@@ -30,6 +30,8 @@ static void read_filter(const uint8_t *data, size_t size)
 	(void)amq_filter_frequency(&f, h, &count, &err);
 	if (amq_filter_clone(&copy, &f, A, &err) == AMQ_OK) {
 		amq_filter_add(&copy, h, &err);
+		/* A scalable chain may grow here: a new, larger buffer. */
+		amq_filter_add_to(&copy, h ^ 2, A, &err);
 		amq_filter_union_into(&copy, &f, &err);
 		amq_filter_intersect_into(&copy, &f, &err);
 		/* Deletes keep the item count in step with the payload, so they
