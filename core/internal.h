@@ -92,12 +92,12 @@ double amq_blocked_fpr(double bits_per_item, uint32_t k);
 
 /*
  * Blocked Bloom filters (bloom_blocked.c): add sets an item's k bits;
- * contains tests them with the fastest probe this CPU runs. The portable and
- * AVX2 probes give the same answers; they are exported so tests can compare
- * them.
+ * amq_blocked_probe is the fastest test of them this CPU runs. The portable
+ * and AVX2 probes give the same answers; they are exported so tests can
+ * compare them.
  */
 void amq_blocked_add(amq_filter *f, uint64_t hash);
-bool amq_blocked_contains(const amq_filter *f, uint64_t hash);
+amq_bloom_probe amq_blocked_probe(void);
 bool amq_blocked_contains_portable(const amq_filter *f, uint64_t hash);
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define AMQ_HAVE_AVX2_PROBE 1
