@@ -69,6 +69,12 @@ static inline uint64_t amq_mix64(uint64_t x)
 	return x;
 }
 
+/* The checksum docs/FORMAT.md stores at header offset 56: XXH3-64 of header
+ * bytes 0..55 and the payload (checksum.c), on the fastest path this CPU
+ * runs; the portable path gives the same value, for tests to compare. */
+uint64_t amq_checksum(const uint8_t *bytes, uint64_t payload_size);
+uint64_t amq_checksum_portable(const uint8_t *bytes, uint64_t payload_size);
+
 /* The payload size of a filter with these parameters, or AMQ_TOO_LARGE (with
  * the one message every "too large" uses) past AMQ_MAX_FILTER_BYTES. */
 amq_status amq_check_size(amq_kind kind, amq_layout layout, uint32_t hashes, uint64_t cells,
