@@ -9,6 +9,10 @@
 #include <stdarg.h>
 #include <string.h>
 
+/* Bloom filters up to this size are recognised by a compare with a kept
+ * copy (filter_argument); larger ones are verified again. */
+#define CACHED_BLOOM_BYTES ((size_t)1 << 20)
+
 /* Core allocations go through SQLite's allocator so that a finished filter
  * can become a result with sqlite3_free as its destructor. */
 static void *sqlite_alloc(void *ctx, size_t size)
@@ -137,16 +141,30 @@ bool filter_argument(sqlite3_context *ctx, sqlite3_value *v, const char *name, a
 		report_core_error(ctx, &err);
 		return false;
 	}
-	/* Verification is a function of the bytes alone, so bytes identical
-	 * to a filter that passed need no second look. */
+	/* Bytes identical to a filter that passed need no second look
+	 * (verification is a function of the bytes alone), and comparing them
+	 * with the connection's kept copy is cheaper than a cuckoo filter's
+	 * check, which counts every slot, and than a small Bloom filter's
+	 * checksum. A Bloom filter past the caches verifies in one pass at the
+	 * speed of reading it, where the compare reads it and the copy. */
+	bool recognise = false;
+	switch (kind) {
+	case AMQ_KIND_BLOOM:
+		recognise = size <= CACHED_BLOOM_BYTES;
+		break;
+	case AMQ_KIND_CUCKOO:
+		recognise = true;
+		break;
+	}
 	struct amq_connection *conn = function_data(ctx)->conn;
-	if (connection_knows_verified(conn, bytes, size))
+	if (recognise && connection_knows_verified(conn, bytes, size))
 		return true;
 	if (amq_filter_verify(f, &err) != AMQ_OK) {
 		report_core_error(ctx, &err);
 		return false;
 	}
-	connection_remember_verified(conn, bytes, size);
+	if (recognise)
+		connection_remember_verified(conn, bytes, size);
 	return true;
 }
 
