@@ -78,8 +78,8 @@ static inline void add_classic(amq_filter *f, uint64_t hash)
  * testing the bits in pairs and branching once per pair costs the fewest
  * cycles (2.5 pairs is about 12 ns per absent value on the machine of
  * docs/BENCHMARKS.md, against 20 ns bit by bit and 21 ns for all k with no
- * branch). Only values whose raw bits
- * are all set take the exact walk.
+ * branch). A value whose raw bits are all set is present unless two raw
+ * positions coincide; only then does it take the exact walk.
  */
 static bool classic_contains(const amq_filter *f, uint64_t hash)
 {
@@ -87,9 +87,10 @@ static bool classic_contains(const amq_filter *f, uint64_t hash)
 	uint64_t m = f->cells;
 	uint32_t k = f->hashes;
 	uint64_t x = amq_reduce(hash, m), y = amq_reduce(amq_mix64(hash), m);
-	uint64_t x0 = x, y0 = y;
+	uint64_t x0 = x, y0 = y, raw[AMQ_BLOOM_MAX_HASHES];
 	unsigned all = 1;
 	for (uint32_t i = 0; i < k; i++) {
+		raw[i] = x;
 		all &= bit_test(bits, x);
 		if ((i & 1) == 1 && !all)
 			return false;
@@ -99,7 +100,13 @@ static bool classic_contains(const amq_filter *f, uint64_t hash)
 		if (y >= m)
 			y %= m;
 	}
-	return all && walk_classic(f->payload, m, k, x0, y0, false);
+	if (!all)
+		return false;
+	/* Distinct raw positions are the walk's positions, all set. */
+	for (uint32_t i = 1; i < k; i++)
+		if (already_chosen(raw, i, raw[i]))
+			return walk_classic(f->payload, m, k, x0, y0, false);
+	return true;
 }
 
 /* The blocked layout lives in bloom_blocked.c; a tail call keeps its probe
