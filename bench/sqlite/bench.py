@@ -28,11 +28,12 @@ import time
 
 EXTENSION = sys.argv[1] if len(sys.argv) > 1 else "./build/amq"
 ROWS = int(os.environ.get("ROWS", 3_000_000))
-RUNS = int(os.environ.get("RUNS", 7))
+RUNS = int(os.environ.get("RUNS", 11))
 NATURAL_ROWS = 20_000
 SMALL = 10_000  # values in the "small" set the prefilter tests for
 DISTINCT = 1_000  # distinct values probing the 1 KiB and 64 MiB filters
 FEW_ROWS = 1_000_000  # the shorter scan whose difference cancels the fill
+FILL_RUNS = 4 * RUNS  # one-statement fills are cheap and noisy: more runs
 
 # Binding a blob copies it (Python binds SQLITE_TRANSIENT). glibc would map
 # each 64 MiB copy afresh and fault in 16,384 pages, tens of ms that vary more
@@ -160,7 +161,7 @@ sizes = {("classic", "1 KiB"): 850, ("classic", "64 MiB"): 53_000_000,
 probe_values = [i * 7919 % 1000000007 for i in range(1, DISTINCT + 1)]
 sized = {key: filter_of(probe_values[::DISTINCT // 50], key[0], capacity)
          for key, capacity in sizes.items()}
-queries = {}
+queries, fills = {}, {}
 for (layout, label), f in sized.items():
     # One statement per filter (the comment makes the text differ), so that
     # no statement pays for releasing another's 64 MiB binding.
@@ -170,10 +171,12 @@ for (layout, label), f in sized.items():
     queries[layout, label, "few"] = (
         f"SELECT sum(bloom_contains(?, x % {DISTINCT} * 7919 % 1000000007)) FROM t "
         f"WHERE rowid <= {FEW_ROWS} {tag}", (f,))
-    queries[layout, label, "fill"] = (f"SELECT bloom_contains(?, 1) {tag}", (f,))
-    queries[layout, label, "bind"] = (f"SELECT length(?) {tag}", (f,))
-    queries[layout, label, "read"] = (f"SELECT ? = ?1 {tag}", (f,))
+    fills[layout, label, "fill"] = (f"SELECT bloom_contains(?, 1) {tag}", (f,))
+    fills[layout, label, "bind"] = (f"SELECT length(?) {tag}", (f,))
+    fills[layout, label, "read"] = (f"SELECT ? = ?1 {tag}", (f,))
 m = interleaved_medians(queries)
+# A fill is a few ms against a bind copy of about as much: more runs.
+m.update(interleaved_medians(fills, runs=FILL_RUNS))
 net = {key: (m[key + ("many",)] - m[key + ("few",)]) / (ROWS - FEW_ROWS) for key in sized}
 for (layout, label), f in sized.items():
     key = (layout, label)
