@@ -62,10 +62,10 @@ void bloom_add_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 void bloom_contains_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	(void)argc;
-	const amq_filter *f;
+	const struct probe_filter *pf;
 	uint64_t hash;
-	if (probe_arguments(ctx, argv, AMQ_KIND_BLOOM, &f, &hash))
-		sqlite3_result_int(ctx, amq_bloom_contains(f, hash));
+	if (probe_arguments(ctx, argv, AMQ_KIND_BLOOM, &pf, &hash))
+		sqlite3_result_int(ctx, pf->bloom_contains(&pf->filter, hash));
 }
 
 /* Shared body of bloom_union and bloom_intersect: combine copies a into a

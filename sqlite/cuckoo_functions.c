@@ -98,10 +98,10 @@ void cuckoo_delete_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 void cuckoo_contains_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	(void)argc;
-	const amq_filter *f;
+	const struct probe_filter *pf;
 	uint64_t hash;
-	if (probe_arguments(ctx, argv, AMQ_KIND_CUCKOO, &f, &hash))
-		sqlite3_result_int(ctx, amq_cuckoo_contains(f, hash));
+	if (probe_arguments(ctx, argv, AMQ_KIND_CUCKOO, &pf, &hash))
+		sqlite3_result_int(ctx, amq_cuckoo_contains(&pf->filter, hash));
 }
 
 /* cuckoo_count(filter, value): copies of value's fingerprint stored in its
@@ -109,10 +109,10 @@ void cuckoo_contains_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 void cuckoo_count_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	(void)argc;
-	const amq_filter *f;
+	const struct probe_filter *pf;
 	uint64_t hash;
-	if (probe_arguments(ctx, argv, AMQ_KIND_CUCKOO, &f, &hash))
-		sqlite3_result_int64(ctx, amq_cuckoo_count(f, hash));
+	if (probe_arguments(ctx, argv, AMQ_KIND_CUCKOO, &pf, &hash))
+		sqlite3_result_int64(ctx, amq_cuckoo_count(&pf->filter, hash));
 }
 
 /* cuckoo_info(filter): core's JSON description of the filter. */
