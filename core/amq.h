@@ -231,7 +231,13 @@ amq_status amq_bloom_create(amq_filter *f, uint64_t capacity, double fpr, amq_la
 amq_status amq_bloom_create_exact(amq_filter *f, amq_layout layout, uint64_t bits, uint32_t hashes,
 				  uint64_t seed, const amq_allocator *a, amq_error *err);
 void amq_bloom_add(amq_filter *f, uint64_t hash);
+/* False when hash was certainly never added to f. */
 bool amq_bloom_contains(const amq_filter *f, uint64_t hash);
+/* The test amq_bloom_contains runs for f on this CPU (it depends only on f's
+ * layout), for callers that probe one filter many times: calling it directly
+ * skips choosing the layout and instruction set on every probe. */
+typedef amq_probe amq_bloom_probe; /* the same test, by its Bloom name */
+amq_bloom_probe amq_bloom_probe_for(const amq_filter *f);
 /* dst |= src, items summed; AMQ_INCOMPATIBLE unless layout, bits, hashes and seed match. */
 amq_status amq_bloom_union_into(amq_filter *dst, const amq_filter *src, amq_error *err);
 /* dst &= src, items = min; same compatibility rule. */

@@ -97,11 +97,11 @@ bool amq_blocked_have_avx2(void)
 }
 #endif
 
-bool amq_blocked_contains(const amq_filter *f, uint64_t hash)
+amq_bloom_probe amq_blocked_probe(void)
 {
 #ifdef AMQ_HAVE_AVX2_PROBE
 	if (amq_blocked_have_avx2())
-		return amq_blocked_contains_avx2(f, hash);
+		return amq_blocked_contains_avx2;
 #endif
-	return amq_blocked_contains_portable(f, hash);
+	return amq_blocked_contains_portable;
 }

@@ -9,9 +9,6 @@
 #include <math.h>
 #include <stdio.h>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 static const uint8_t MAGIC[4] = {'A', 'M', 'Q', 'F'};
 
 enum {
@@ -45,17 +42,6 @@ uint64_t amq_payload_size(amq_kind kind, amq_layout layout, uint32_t hashes, uin
 	if (v == NULL || cells == 0 || cells > MAX_CELLS)
 		return 0;
 	return v->payload_size(hashes, cells);
-}
-
-/* XXH3-64 of header bytes [0, 56) followed by the payload. */
-static uint64_t checksum(const uint8_t *bytes, uint64_t payload_size)
-{
-	XXH3_state_t state;
-	XXH3_INITSTATE(&state);
-	XXH3_64bits_reset(&state);
-	XXH3_64bits_update(&state, bytes, OFF_CHECKSUM);
-	XXH3_64bits_update(&state, bytes + AMQ_HEADER_BYTES, (size_t)payload_size);
-	return XXH3_64bits_digest(&state);
 }
 
 /* True when kind is one this build knows. */
@@ -192,7 +178,7 @@ bool amq_tail_is_zero(const amq_filter *f, uint64_t from)
 /* amq_filter_verify with every message starting with prefix. */
 static amq_status verify_filter(const amq_filter *f, const char *prefix, amq_error *err)
 {
-	if (checksum(f->bytes, f->payload_size) != amq_load64le(f->bytes + OFF_CHECKSUM))
+	if (amq_checksum(f->bytes, f->payload_size) != amq_load64le(f->bytes + OFF_CHECKSUM))
 		return amq_fail(err, AMQ_INVALID_FILTER,
 				"the stored bytes were damaged or edited; rebuild the filter",
 				"%schecksum mismatch", prefix);
@@ -238,7 +224,7 @@ void amq_filter_seal(amq_filter *f)
 	amq_store64le(b + OFF_PAYLOAD_SIZE, f->payload_size);
 	amq_store32le(b + OFF_SLOTS, v ? v->slots : 0);
 	memset(b + OFF_RESERVED, 0, OFF_CHECKSUM - OFF_RESERVED);
-	amq_store64le(b + OFF_CHECKSUM, checksum(b, f->payload_size));
+	amq_store64le(b + OFF_CHECKSUM, amq_checksum(b, f->payload_size));
 }
 
 amq_status amq_filter_expect(const amq_filter *f, amq_kind kind, amq_error *err)

@@ -69,6 +69,12 @@ static inline uint64_t amq_mix64(uint64_t x)
 	return x;
 }
 
+/* The checksum docs/FORMAT.md stores at header offset 56: XXH3-64 of header
+ * bytes 0..55 and the payload (checksum.c), on the fastest path this CPU
+ * runs; the portable path gives the same value, for tests to compare. */
+uint64_t amq_checksum(const uint8_t *bytes, uint64_t payload_size);
+uint64_t amq_checksum_portable(const uint8_t *bytes, uint64_t payload_size);
+
 /* The payload size of a filter with these parameters, or AMQ_TOO_LARGE (with
  * the one message every "too large" uses) past AMQ_MAX_FILTER_BYTES. */
 amq_status amq_check_size(amq_kind kind, amq_layout layout, uint32_t hashes, uint64_t cells,
@@ -92,12 +98,12 @@ double amq_blocked_fpr(double bits_per_item, uint32_t k);
 
 /*
  * Blocked Bloom filters (bloom_blocked.c): add sets an item's k bits;
- * contains tests them with the fastest probe this CPU runs. The portable and
- * AVX2 probes give the same answers; they are exported so tests can compare
- * them.
+ * amq_blocked_probe is the fastest test of them this CPU runs. The portable
+ * and AVX2 probes give the same answers; they are exported so tests can
+ * compare them.
  */
 void amq_blocked_add(amq_filter *f, uint64_t hash);
-bool amq_blocked_contains(const amq_filter *f, uint64_t hash);
+amq_bloom_probe amq_blocked_probe(void);
 bool amq_blocked_contains_portable(const amq_filter *f, uint64_t hash);
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define AMQ_HAVE_AVX2_PROBE 1

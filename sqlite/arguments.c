@@ -9,6 +9,10 @@
 #include <stdarg.h>
 #include <string.h>
 
+/* Bloom filters up to this size are recognised by a compare with a kept
+ * copy (filter_argument); larger ones are verified again. */
+#define CACHED_BLOOM_BYTES ((size_t)1 << 20)
+
 /* Core allocations go through SQLite's allocator so that a finished filter
  * can become a result with sqlite3_free as its destructor. */
 static void *sqlite_alloc(void *ctx, size_t size)
@@ -133,17 +137,30 @@ bool filter_argument(sqlite3_context *ctx, sqlite3_value *v, const char *name, a
 	}
 	const void *bytes = sqlite3_value_blob(v);
 	size_t size = (size_t)sqlite3_value_bytes(v);
-	/* Verification is a function of the bytes alone, so bytes identical
-	 * to a filter that passed need no second look. */
+	/* Bytes identical to a filter that passed need no second look
+	 * (verification is a function of the bytes alone), and comparing them
+	 * with the connection's kept copy is cheaper than a cuckoo filter's
+	 * check, which counts every slot, and than a small Bloom filter's
+	 * checksum. A Bloom filter past the caches verifies in one pass at the
+	 * speed of reading it, where the compare reads it and the copy. */
+	bool recognise = false;
+	switch (fn_kind(ctx)) {
+	case AMQ_KIND_BLOOM:
+		recognise = size <= CACHED_BLOOM_BYTES;
+		break;
+	case AMQ_KIND_CUCKOO:
+		recognise = true;
+		break;
+	}
 	struct amq_connection *conn = function_data(ctx)->conn;
-	bool trusted = connection_knows_verified(conn, bytes, size);
+	bool trusted = recognise && connection_knows_verified(conn, bytes, size);
 	amq_error err;
 	if (amq_filter_read(f, bytes, size, fn_kind(ctx), trusted, fn_name(ctx), name, &err) !=
 	    AMQ_OK) {
 		report_core_error(ctx, &err);
 		return false;
 	}
-	if (!trusted)
+	if (recognise && !trusted)
 		connection_remember_verified(conn, bytes, size);
 	return true;
 }
@@ -154,69 +171,77 @@ bool filter_unless_null(sqlite3_context *ctx, sqlite3_value *v, amq_filter *f)
 }
 
 /*
- * A parsed filter kept as auxiliary data. It is trusted again only for the
- * very bytes it was made from: same address, same length and the same header,
- * whose checksum covers the payload. SQLite keeps auxiliary data across rows
- * only for constant arguments, whose bytes stay put for the statement.
+ * A parsed filter kept as auxiliary data. SQLite keeps auxiliary data across
+ * rows only for a constant argument (a literal or a bound parameter) and
+ * drops it when the statement is reset, so the bytes it was made from stay
+ * put while it lives. The parse views those bytes, so it is used only while
+ * the argument still has the very address and length it was made from.
  */
 struct filter_cache {
 	const void *bytes;
 	size_t size;
-	uint8_t header[AMQ_HEADER_BYTES];
-	amq_filter filter;
-	amq_probe probe;
+	struct probe_filter probe;
 };
 
-/* The parse of the filter argument v, from the statement's auxiliary data
- * when it was made from these very bytes, else made now and stored there. */
-static const struct filter_cache *cached_filter(sqlite3_context *ctx, sqlite3_value *v)
+/* True when v is the very value cache was made from. */
+static inline bool cache_holds(const struct filter_cache *cache, sqlite3_value *v)
 {
-	struct filter_cache *cache = sqlite3_get_auxdata(ctx, 0);
-	if (cache != NULL && sqlite3_value_type(v) == SQLITE_BLOB) {
-		const void *bytes = sqlite3_value_blob(v);
-		size_t size = (size_t)sqlite3_value_bytes(v);
-		if (bytes == cache->bytes && size == cache->size &&
-		    memcmp(bytes, cache->header, AMQ_HEADER_BYTES) == 0)
-			return cache;
-	}
+	return sqlite3_value_blob(v) == cache->bytes &&
+	       (size_t)sqlite3_value_bytes(v) == cache->size;
+}
 
+/* Parses the non-NULL filter argument v and keeps the parse as the
+ * statement's auxiliary data; NULL (the error set) when that fails. Kept
+ * out of line: it runs once per statement, and inlined its stack frame
+ * would cost every row. */
+static __attribute__((noinline)) const struct filter_cache *cache_filter(sqlite3_context *ctx,
+									 sqlite3_value *v)
+{
 	amq_filter parsed;
 	if (!filter_argument(ctx, v, "filter", &parsed))
 		return NULL;
-	cache = sqlite3_malloc64(sizeof(*cache));
+	struct filter_cache *cache = sqlite3_malloc64(sizeof(*cache));
 	if (cache == NULL) {
 		sqlite3_result_error_nomem(ctx);
 		return NULL;
 	}
 	cache->bytes = parsed.bytes;
 	cache->size = parsed.size;
-	memcpy(cache->header, parsed.bytes, AMQ_HEADER_BYTES);
-	cache->filter = parsed;
-	cache->probe = amq_filter_probe_for(&parsed);
+	cache->probe.filter = parsed;
+	cache->probe.contains = amq_filter_probe_for(&parsed);
 	/* SQLite may free the cache at once (out of memory) or after this
 	 * call (argument not constant), so read it back before trusting it. */
 	sqlite3_set_auxdata(ctx, 0, cache, sqlite3_free);
 	cache = sqlite3_get_auxdata(ctx, 0);
-	if (cache == NULL) {
+	if (cache == NULL)
 		sqlite3_result_error_nomem(ctx);
-		return NULL;
-	}
 	return cache;
 }
 
-bool probe_arguments(sqlite3_context *ctx, sqlite3_value **argv, const amq_filter **f,
-		     amq_probe *probe, uint64_t *hash)
+bool probe_arguments(sqlite3_context *ctx, sqlite3_value **argv, const struct probe_filter **pf,
+		     uint64_t *hash)
 {
-	/* This runs once per row: each SQLite call is made once. */
+	/* This runs once per row: after the first row of a statement it asks
+	 * SQLite only for the value's type, the auxiliary data, the filter's
+	 * address and length, and the value itself. */
 	int value_type = sqlite3_value_type(argv[1]);
-	if (value_type == SQLITE_NULL || sqlite3_value_type(argv[0]) == SQLITE_NULL)
+	if (value_type == SQLITE_NULL)
 		return false;
-	const struct filter_cache *cache = cached_filter(ctx, argv[0]);
-	if (cache == NULL)
-		return false;
-	*f = &cache->filter;
-	*probe = cache->probe;
-	return hash_typed(ctx, argv[1], value_type, (*f)->seed, hash);
+	const struct filter_cache *cache = sqlite3_get_auxdata(ctx, 0);
+	if (cache == NULL || !cache_holds(cache, argv[0])) {
+		if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
+			return false;
+		cache = cache_filter(ctx, argv[0]);
+		if (cache == NULL)
+			return false;
+	}
+	*pf = &cache->probe;
+	if (value_type == SQLITE_INTEGER) {
+		/* The common key type, without hash_typed's frame. */
+		*hash = amq_hash_int(sqlite3_value_int64(argv[1]), cache->probe.filter.seed);
+		return true;
+	}
+	return hash_typed(ctx, argv[1], value_type, cache->probe.filter.seed, hash);
 }
 
 bool fpr_argument(sqlite3_context *ctx, sqlite3_value *v, double *fpr)

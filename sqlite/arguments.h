@@ -62,17 +62,23 @@ bool filter_argument(sqlite3_context *ctx, sqlite3_value *v, const char *name, a
  * filter_argument. */
 bool filter_unless_null(sqlite3_context *ctx, sqlite3_value *v, amq_filter *f);
 
+/* A filter argument parsed once per statement, with its variant's test on
+ * this CPU (amq_filter_probe_for). */
+struct probe_filter {
+	amq_filter filter;
+	amq_probe contains;
+};
+
 /*
  * The (filter, value) arguments of the contains and count functions: the
- * filter parsed, its variant's probe (amq_filter_probe_for), and value hashed
- * with the filter's seed. The parse is kept in the statement's auxiliary data:
- * when the filter is a bound parameter or a literal, it is opened and
- * verified once per statement and never copied. *f stays valid until the
- * function returns. Returns false when the result is already set: an error,
- * or NULL when either is NULL.
+ * filter parsed, and value hashed with the filter's seed. The parse is kept
+ * in the statement's auxiliary data: when the filter is a bound parameter or
+ * a literal, it is opened and verified once per statement and never copied.
+ * *pf stays valid until the function returns. Returns false when the result
+ * is already set: an error, or NULL when either is NULL.
  */
-bool probe_arguments(sqlite3_context *ctx, sqlite3_value **argv, const amq_filter **f,
-		     amq_probe *probe, uint64_t *hash);
+bool probe_arguments(sqlite3_context *ctx, sqlite3_value **argv, const struct probe_filter **pf,
+		     uint64_t *hash);
 
 /* A false-positive rate: an INTEGER or REAL accepted by amq_check_fpr. */
 bool fpr_argument(sqlite3_context *ctx, sqlite3_value *v, double *fpr);

@@ -64,9 +64,9 @@
  * bloom_contains, cuckoo_contains and cuckoo_count parse a filter given as a
  * bound parameter or a literal once per statement and never copy it. A filter
  * coming from a scalar subquery or a join column is copied by SQLite on every
- * row before any function runs; the connection then only compares the copy
- * with the filter it verified last (connection.h), but the copy stays O(size)
- * per row. Bind the filter instead (in the CLI:
+ * row before any function runs; amq then only checks the copy, against the
+ * filter it verified last or by its checksum (connection.h), but the copy
+ * stays O(size) per row. Bind the filter instead (in the CLI:
  * .param set @f "(SELECT f FROM filters WHERE name = 'vip')").
  */
 #include "connection.h"

@@ -127,11 +127,10 @@ void delete_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 void contains_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	(void)argc;
-	const amq_filter *f;
-	amq_probe probe;
+	const struct probe_filter *pf;
 	uint64_t hash;
-	if (probe_arguments(ctx, argv, &f, &probe, &hash))
-		sqlite3_result_int(ctx, probe(f, hash));
+	if (probe_arguments(ctx, argv, &pf, &hash))
+		sqlite3_result_int(ctx, pf->contains(&pf->filter, hash));
 }
 
 /* cuckoo_count(filter, value), bloom_frequency(filter, value): how many
@@ -139,13 +138,12 @@ void contains_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 void frequency_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	(void)argc;
-	const amq_filter *f;
-	amq_probe probe;
+	const struct probe_filter *pf;
 	uint64_t hash, count;
 	amq_error err;
-	if (!probe_arguments(ctx, argv, &f, &probe, &hash))
+	if (!probe_arguments(ctx, argv, &pf, &hash))
 		return;
-	if (amq_filter_frequency(f, hash, &count, &err) != AMQ_OK) {
+	if (amq_filter_frequency(&pf->filter, hash, &count, &err) != AMQ_OK) {
 		report_core_error(ctx, &err);
 		return;
 	}

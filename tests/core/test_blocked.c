@@ -2,7 +2,7 @@
  * test_blocked.c - the blocked Bloom layout: an item's bits land exactly
  * where docs/FORMAT.md says (recomputed here from the text, not from core's
  * helpers), and the portable and AVX2 probes answer alike, on aligned and
- * unaligned buffers.
+ * unaligned buffers, as does the probe amq_bloom_probe_for hands out.
  */
 #include "amq.h"
 #include "check.h"
@@ -105,6 +105,7 @@ static void probes_agree(void)
 		uint8_t *copy = malloc(f.size + 1);
 		memcpy(copy + 1, f.bytes, f.size);
 		CHECK(amq_filter_open(&shifted, copy + 1, f.size, &err) == AMQ_OK, "open copy");
+		amq_bloom_probe probe = amq_bloom_probe_for(&f);
 		int differ = 0, positive = 0, negative = 0;
 		for (int i = 0; i < 200000; i++) {
 			uint64_t h = next_random(&state);
@@ -113,6 +114,7 @@ static void probes_agree(void)
 			negative += !answer;
 			differ += amq_bloom_contains(&f, h) != answer;
 			differ += amq_bloom_contains(&shifted, h) != answer;
+			differ += probe(&f, h) != answer;
 #ifdef AMQ_HAVE_AVX2_PROBE
 			if (amq_blocked_have_avx2()) {
 				differ += amq_blocked_contains_avx2(&f, h) != answer;
