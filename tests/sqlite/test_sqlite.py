@@ -645,35 +645,25 @@ def test_filter_cache():
                  "bloom_count: filter: checksum mismatch: "
                  "the stored bytes were damaged or edited; rebuild the filter")
 
-    # Per-row cost does not grow with the filter: 64 MiB against 1 KiB, probing
-    # 16 values so that only the per-call cost is compared.
+    # A bound 64 MiB filter is parsed once per statement, not per row: a
+    # 400,000-row scan with it finishes (without the cache it would take half
+    # an hour) and answers as the 1 KiB filter holding the same values does.
+    # How fast it runs against the 1 KiB one is a benchmark figure
+    # (bench/sqlite, docs/BENCHMARKS.md), not a test.
     db.execute("CREATE TABLE probes(x INTEGER)")
-    db.execute(f"INSERT INTO probes {series(400000)} SELECT i % 16 FROM n")
-    small = one("SELECT bloom_new(850, 0.01, 'classic')")
-    large = one("SELECT bloom_new(56200000, 0.01, 'classic')")
+    db.execute(f"INSERT INTO probes {series(400000)} SELECT i % 1000 FROM n")
+    members = "(SELECT x * 2 AS v FROM probes WHERE x < 500 GROUP BY x)"
+    small = one(f"SELECT bloom_agg(v, 0.01, 850, 'classic') FROM {members}")
+    large = one(f"SELECT bloom_agg(v, 0.01, 56200000, 'classic') FROM {members}")
     check(len(small) <= 1100 and len(large) >= 64 << 20, f"{len(small)} and {len(large)} bytes")
-
-    def per_row(f):
-        """Seconds per row: a full scan less one call (bind, copy, verify)."""
-        best = []
-        for sql in ("SELECT sum(bloom_contains(?, x)) FROM probes", "SELECT bloom_contains(?, 1)"):
-            times = []
-            for _ in range(3):
-                start = time.perf_counter()
-                db.execute(sql, (f,)).fetchone()
-                times.append(time.perf_counter() - start)
-            best.append(min(times))
-        return (best[0] - best[1]) / 400000, best
-
-    # Without the cache the 64 MiB scan would take half an hour.
-    with deadline(20):
-        small_row, _ = per_row(small)
-        large_row, large_times = per_row(large)
-    print(f"  bound filter: {small_row * 1e9:.0f} ns/row at 1 KiB, {large_row * 1e9:.0f} ns/row "
-          f"at 64 MiB (statement setup {large_times[1] * 1e3:.0f} ms)")
-    check(large_row <= 2.0 * small_row + 50e-9,
-          f"per-row cost with 64 MiB ({large_row * 1e9:.0f} ns) against 1 KiB "
-          f"({small_row * 1e9:.0f} ns)")
+    scan = "SELECT sum(bloom_contains(?, x)) FROM probes"
+    with deadline(60):
+        small_hits = one(scan, (small,))
+        large_hits = one(scan, (large,))
+    # The 500 even values below 1000 are members: 200,000 rows, plus a few
+    # false positives among the odd ones.
+    check(200000 <= large_hits <= small_hits <= 200000 + 0.03 * 200000,
+          f"hits: 1 KiB {small_hits}, 64 MiB {large_hits}")
 
 
 def test_layouts():
