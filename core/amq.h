@@ -230,6 +230,8 @@ amq_status amq_bloom_create(amq_filter *f, uint64_t capacity, double fpr, amq_la
  * multiple of 512). */
 amq_status amq_bloom_create_exact(amq_filter *f, amq_layout layout, uint64_t bits, uint32_t hashes,
 				  uint64_t seed, const amq_allocator *a, amq_error *err);
+/* Adds hash to a Bloom filter of any layout; a scalable chain whose newest
+ * link is full cannot grow here (no allocator): use amq_filter_add_to. */
 void amq_bloom_add(amq_filter *f, uint64_t hash);
 /* False when hash was certainly never added to f. */
 bool amq_bloom_contains(const amq_filter *f, uint64_t hash);
