@@ -17,7 +17,9 @@
 #include <stdint.h>
 
 #define AMQ_VERSION "0.2.0"
-#define AMQ_FORMAT_VERSION 1
+/* The newest format version this build reads (docs/FORMAT.md); each variant
+ * is written with the first version that has it. */
+#define AMQ_FORMAT_VERSION 2
 #define AMQ_HEADER_BYTES 64
 /* Largest filter, header included: 1 GiB less 64 bytes, so that it fits a
  * PostgreSQL varlena. (SQLite's default blob limit is 10^9 bytes; its adapter
@@ -28,6 +30,16 @@
 #define AMQ_BLOOM_MAX_HASHES 30
 /* A blocked filter puts each hash in its own one of the block's 8 words. */
 #define AMQ_BLOOM_BLOCKED_MAX_HASHES 8
+/* A counting Bloom filter's counters saturate here and then never change. */
+#define AMQ_COUNTING_MAX 15
+/* A scalable Bloom filter's links grow by expansion (1..32, default 2), at
+ * most 64 links. */
+#define AMQ_SCALABLE_DEFAULT_EXPANSION 2
+#define AMQ_SCALABLE_MAX_EXPANSION 32
+#define AMQ_SCALABLE_MAX_LINKS 64
+/* amq_filter_info_json never needs more than this (a scalable chain lists
+ * its links). */
+#define AMQ_INFO_MAX 12288
 #define AMQ_CUCKOO_SLOTS 4
 #define AMQ_CUCKOO_MIN_FINGERPRINT 4
 #define AMQ_CUCKOO_MAX_FINGERPRINT 32
@@ -67,8 +79,10 @@ extern const amq_allocator amq_malloc_allocator;
 typedef enum amq_kind { AMQ_KIND_BLOOM = 1, AMQ_KIND_CUCKOO = 2 } amq_kind;
 
 typedef enum amq_layout {
-	AMQ_LAYOUT_CLASSIC = 0, /* bloom: k bits anywhere in m; cuckoo: b = 4 ('b4') */
-	AMQ_LAYOUT_BLOCKED = 1	/* bloom: all k bits in one 512-bit block */
+	AMQ_LAYOUT_CLASSIC = 0,	 /* bloom: k bits anywhere in m; cuckoo: b = 4 ('b4') */
+	AMQ_LAYOUT_BLOCKED = 1,	 /* bloom: all k bits in one 512-bit block */
+	AMQ_LAYOUT_COUNTING = 2, /* bloom: classic positions, a 4-bit counter each */
+	AMQ_LAYOUT_SCALABLE = 3	 /* bloom: a growing chain of blocked links */
 } amq_layout;
 
 /*
@@ -114,8 +128,8 @@ amq_status amq_check_capacity(int64_t capacity, amq_error *err);
 /* The layout a filter of this kind gets when SQL names none: blocked for
  * Bloom filters (one cache line per probe), the plain b = 4 table for cuckoo. */
 amq_layout amq_default_layout(amq_kind kind);
-/* Parses a layout name of the given kind: 'blocked' or 'classic' for Bloom
- * filters, 'b4' for cuckoo filters. */
+/* Parses a layout name of the given kind: 'blocked', 'classic', 'counting'
+ * or 'scalable' for Bloom filters, 'b4' for cuckoo filters. */
 amq_status amq_parse_layout(amq_kind kind, const char *name, size_t len, amq_layout *out,
 			    amq_error *err);
 
@@ -127,6 +141,15 @@ amq_status amq_parse_layout(amq_kind kind, const char *name, size_t len, amq_lay
 amq_status amq_filter_open(amq_filter *f, const void *buf, size_t size, amq_error *err);
 /* O(size) check: checksum, zero padding, and (cuckoo) item count. */
 amq_status amq_filter_verify(const amq_filter *f, amq_error *err);
+/*
+ * What an adapter calls for a filter argument: open, then check the kind,
+ * then verify (skipped when trusted: these very bytes passed before), so
+ * both engines report the same fault for the same bytes. Messages start with
+ * "<function>: <argument>: ", e.g. "bloom_union: second filter: checksum
+ * mismatch".
+ */
+amq_status amq_filter_read(amq_filter *f, const void *buf, size_t size, amq_kind kind, bool trusted,
+			   const char *function, const char *argument, amq_error *err);
 /* Writes the header fields and checksum into f->bytes. */
 void amq_filter_seal(amq_filter *f);
 /* AMQ_WRONG_KIND unless f is of the kind named. */
@@ -137,8 +160,63 @@ amq_status amq_filter_clone(amq_filter *dst, const amq_filter *src, const amq_al
 /* Frees a filter whose buffer came from a create/clone call with allocator a. */
 void amq_filter_free(amq_filter *f, const amq_allocator *a);
 /* Describes f as one JSON object; returns the length written (truncated to
- * cap - 1 bytes, always NUL-terminated when cap > 0); 512 bytes always suffice. */
+ * cap - 1 bytes, always NUL-terminated when cap > 0); AMQ_INFO_MAX bytes always
+ * suffice. */
 size_t amq_filter_info_json(const amq_filter *f, char *out, size_t cap);
+
+/* ---- any filter, through its variant (variant.c) ---- */
+
+/* A membership test: false when hash was certainly never added to f. */
+typedef bool (*amq_probe)(const amq_filter *f, uint64_t hash);
+
+/* "bloom", "cuckoo". */
+const char *amq_kind_name(amq_kind kind);
+/* The SQL name of f's layout: "classic", "blocked", "b4". */
+const char *amq_filter_layout_name(const amq_filter *f);
+/* The hashes and cells of a filter of this kind and layout for capacity
+ * items at fpr; AMQ_TOO_LARGE past the size limit. Allocates nothing. */
+amq_status amq_filter_size(amq_kind kind, amq_layout layout, uint64_t capacity, double fpr,
+			   uint32_t *hashes, uint64_t *cells, amq_error *err);
+/* An empty filter of this kind and layout for capacity items at fpr. */
+amq_status amq_filter_create(amq_filter *f, amq_kind kind, amq_layout layout, uint64_t capacity,
+			     double fpr, uint64_t seed, const amq_allocator *a, amq_error *err);
+/* The same with an expansion (0: the default), which only the scalable layout
+ * takes: any other is AMQ_INVALID_ARGUMENT. */
+amq_status amq_filter_create_expanding(amq_filter *f, amq_kind kind, amq_layout layout,
+				       uint64_t capacity, double fpr, uint32_t expansion,
+				       uint64_t seed, const amq_allocator *a, amq_error *err);
+/* Adds one value; on failure (a full cuckoo filter) f is unchanged. A
+ * scalable filter whose newest link is full needs amq_filter_add_to. */
+amq_status amq_filter_add(amq_filter *f, uint64_t hash, amq_error *err);
+/* amq_filter_add for a filter whose buffer came from a: a scalable filter
+ * that must grow gets a new, larger buffer from a (the old one is freed). */
+amq_status amq_filter_add_to(amq_filter *f, uint64_t hash, const amq_allocator *a, amq_error *err);
+/* Adds an aggregate's n sorted hashes (amq_filter_add_to each), in an order
+ * that depends only on the set: sorted, except that a scalable chain takes
+ * them in the order of a second hash, since the sorted order would fill its
+ * first link from the first blocks only. Stops at the first failure. */
+amq_status amq_filter_add_collected(amq_filter *f, const uint64_t *sorted, size_t n,
+				    const amq_allocator *a, amq_error *err);
+bool amq_filter_contains(const amq_filter *f, uint64_t hash);
+/* The test amq_filter_contains runs for f on this CPU, for callers that probe
+ * one filter many times without choosing the variant on every probe. */
+amq_probe amq_filter_probe_for(const amq_filter *f);
+/* Removes one copy of hash (*removed false, f unchanged, when none is
+ * stored); AMQ_WRONG_KIND for a variant that cannot forget values. */
+amq_status amq_filter_remove(amq_filter *f, uint64_t hash, bool *removed, amq_error *err);
+/* How many times hash was added (never less than the truth); AMQ_WRONG_KIND
+ * for a variant that does not count. */
+amq_status amq_filter_frequency(const amq_filter *f, uint64_t hash, uint64_t *count,
+				amq_error *err);
+/* dst gets everything src holds; AMQ_INCOMPATIBLE unless both have the same
+ * variant and parameters. */
+amq_status amq_filter_union_into(amq_filter *dst, const amq_filter *src, amq_error *err);
+/* dst keeps what both hold; same rule. */
+amq_status amq_filter_intersect_into(amq_filter *dst, const amq_filter *src, amq_error *err);
+/* The false-positive rate a random absent value sees now. */
+double amq_filter_expected_fpr(const amq_filter *f);
+/* Distinct values f is estimated to hold. */
+double amq_filter_estimate_items(const amq_filter *f);
 
 /* ---- Bloom filters (bloom.c, bloom_sizing.c) ---- */
 
@@ -152,13 +230,15 @@ amq_status amq_bloom_create(amq_filter *f, uint64_t capacity, double fpr, amq_la
  * multiple of 512). */
 amq_status amq_bloom_create_exact(amq_filter *f, amq_layout layout, uint64_t bits, uint32_t hashes,
 				  uint64_t seed, const amq_allocator *a, amq_error *err);
+/* Adds hash to a Bloom filter of any layout; a scalable chain whose newest
+ * link is full cannot grow here (no allocator): use amq_filter_add_to. */
 void amq_bloom_add(amq_filter *f, uint64_t hash);
 /* False when hash was certainly never added to f. */
 bool amq_bloom_contains(const amq_filter *f, uint64_t hash);
 /* The test amq_bloom_contains runs for f on this CPU (it depends only on f's
  * layout), for callers that probe one filter many times: calling it directly
  * skips choosing the layout and instruction set on every probe. */
-typedef bool (*amq_bloom_probe)(const amq_filter *f, uint64_t hash);
+typedef amq_probe amq_bloom_probe; /* the same test, by its Bloom name */
 amq_bloom_probe amq_bloom_probe_for(const amq_filter *f);
 /* dst |= src, items summed; AMQ_INCOMPATIBLE unless layout, bits, hashes and seed match. */
 amq_status amq_bloom_union_into(amq_filter *dst, const amq_filter *src, amq_error *err);
@@ -194,6 +274,13 @@ double amq_cuckoo_load(const amq_filter *f);
 /* 1 - (1 - 1/(2^f - 1))^(2b * load): the rate a random absent value sees now. */
 double amq_cuckoo_expected_fpr(const amq_filter *f);
 
+/* ---- scalable Bloom filters (bloom_scalable.c) ---- */
+
+/* An empty chain of one blocked link for capacity values; the compound rate
+ * stays below fpr however far it grows, by expansion times per link. */
+amq_status amq_scalable_create(amq_filter *f, uint64_t capacity, double fpr, uint32_t expansion,
+			       uint64_t seed, const amq_allocator *a, amq_error *err);
+
 /* ---- building without knowing n (hashset.c, builder.c) ---- */
 
 /* A bag of 64-bit hashes: a sorted, distinct prefix and the hashes added
@@ -222,14 +309,34 @@ amq_status amq_hashset_compact(amq_hashset *s, amq_error *err);
 amq_status amq_hashset_union(amq_hashset *s, const uint64_t *run, size_t n, amq_error *err);
 void amq_hashset_free(amq_hashset *s);
 
+/* Every hash added, duplicates kept (hashbag.c): what a counting Bloom
+ * aggregate without a capacity collects, 8 bytes per row. */
+typedef struct amq_hashbag {
+	uint64_t *hashes;
+	size_t count;
+	size_t capacity;
+	amq_allocator alloc;
+} amq_hashbag;
+
+void amq_hashbag_init(amq_hashbag *b, const amq_allocator *a);
+amq_status amq_hashbag_add(amq_hashbag *b, uint64_t hash, amq_error *err);
+/* Room for `extra` more hashes at hashes[count..]. */
+amq_status amq_hashbag_reserve(amq_hashbag *b, size_t extra, amq_error *err);
+amq_status amq_hashbag_append(amq_hashbag *b, const uint64_t *hashes, size_t n, amq_error *err);
+/* Sorts the bag in increasing order; returns the number of distinct hashes. */
+size_t amq_hashbag_sort(amq_hashbag *b);
+void amq_hashbag_free(amq_hashbag *b);
+
 /*
  * Builds one filter from a stream of hashes. With capacity 0 the hashes are
  * collected and the filter is sized at the end for the distinct ones; a Bloom
  * builder with a capacity streams into a fixed filter in constant memory. A
  * cuckoo builder always collects (its layout depends on insertion order, so it
  * inserts the sorted distinct hashes at the end); a capacity then fixes its size.
- * The result depends only on the multiset of hashes added, never on their
- * order or on how they were split between merged builders.
+ * A counting Bloom builder without a capacity collects every hash, duplicates
+ * included, since each row is an add. The result depends only on the multiset
+ * of hashes added, never on their order or on how they were split between
+ * merged builders.
  */
 #define AMQ_BUILDER_RUNS 8
 
@@ -248,6 +355,8 @@ typedef struct amq_builder {
 	 * sequential pass, never writing the union out. */
 	amq_hashset runs[AMQ_BUILDER_RUNS];
 	int nruns;
+	bool counts_rows; /* collecting, duplicates kept in bag instead of set */
+	amq_hashbag bag;
 	amq_allocator alloc;
 } amq_builder;
 

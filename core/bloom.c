@@ -10,9 +10,10 @@
  * assume it). Blocked filters place their bits in bloom_blocked.c; union,
  * intersection, counts and estimates below serve both layouts.
  */
-#include "internal.h"
+#include "variant.h"
 
 #include <math.h>
+#include <stdio.h>
 
 static inline bool bit_test(const uint8_t *bits, uint64_t p)
 {
@@ -113,22 +114,26 @@ static bool classic_contains(const amq_filter *f, uint64_t hash)
  * free of the classic path's stack frame. */
 void amq_bloom_add(amq_filter *f, uint64_t hash)
 {
-	if (f->layout == AMQ_LAYOUT_BLOCKED)
+	switch (f->layout) {
+	case AMQ_LAYOUT_BLOCKED:
 		amq_blocked_add(f, hash);
-	else
+		break;
+	case AMQ_LAYOUT_CLASSIC:
 		add_classic(f, hash);
+		break;
+	case AMQ_LAYOUT_COUNTING:
+	case AMQ_LAYOUT_SCALABLE:
+		amq_filter_add(f, hash, NULL); /* counts the item itself */
+		return;
+	}
 	f->items++;
 }
 
+/* The probe of f's layout on this CPU: any Bloom layout, through its row of
+ * the variant table. */
 amq_bloom_probe amq_bloom_probe_for(const amq_filter *f)
 {
-	switch (f->layout) {
-	case AMQ_LAYOUT_BLOCKED:
-		return amq_blocked_probe();
-	case AMQ_LAYOUT_CLASSIC:
-		break;
-	}
-	return classic_contains;
+	return amq_filter_probe_for(f);
 }
 
 bool amq_bloom_contains(const amq_filter *f, uint64_t hash)
@@ -136,29 +141,27 @@ bool amq_bloom_contains(const amq_filter *f, uint64_t hash)
 	return amq_bloom_probe_for(f)(f, hash);
 }
 
-/* AMQ_INCOMPATIBLE unless a and b share every parameter that places bits. */
-static amq_status check_compatible(const amq_filter *a, const amq_filter *b, amq_error *err)
+amq_status amq_bloom_check_compatible(const amq_filter *a, const amq_filter *b, amq_error *err)
 {
 	if (a->kind != AMQ_KIND_BLOOM || b->kind != AMQ_KIND_BLOOM)
 		return amq_filter_expect(a->kind != AMQ_KIND_BLOOM ? a : b, AMQ_KIND_BLOOM, err);
 	if (a->layout != b->layout || a->cells != b->cells || a->hashes != b->hashes ||
 	    a->seed != b->seed)
-		return amq_fail(
-		    err, AMQ_INCOMPATIBLE,
-		    "build both filters with the same capacity, fpr and layout",
-		    "cannot combine bloom filters with different parameters "
-		    "(%s %llu bits, %u hashes, seed %llu vs %s %llu bits, %u hashes, "
-		    "seed %llu)",
-		    a->layout == AMQ_LAYOUT_BLOCKED ? "blocked" : "classic",
-		    (unsigned long long)a->cells, a->hashes, (unsigned long long)a->seed,
-		    b->layout == AMQ_LAYOUT_BLOCKED ? "blocked" : "classic",
-		    (unsigned long long)b->cells, b->hashes, (unsigned long long)b->seed);
+		return amq_fail(err, AMQ_INCOMPATIBLE,
+				"build both filters with the same capacity, fpr and layout",
+				"cannot combine bloom filters with different parameters "
+				"(%s %llu bits, %u hashes, seed %llu vs %s %llu bits, %u hashes, "
+				"seed %llu)",
+				amq_filter_layout_name(a), (unsigned long long)a->cells, a->hashes,
+				(unsigned long long)a->seed, amq_filter_layout_name(b),
+				(unsigned long long)b->cells, b->hashes,
+				(unsigned long long)b->seed);
 	return AMQ_OK;
 }
 
 amq_status amq_bloom_union_into(amq_filter *dst, const amq_filter *src, amq_error *err)
 {
-	amq_status st = check_compatible(dst, src, err);
+	amq_status st = amq_bloom_check_compatible(dst, src, err);
 	if (st != AMQ_OK)
 		return st;
 	for (uint64_t i = 0; i < dst->payload_size; i++)
@@ -169,7 +172,7 @@ amq_status amq_bloom_union_into(amq_filter *dst, const amq_filter *src, amq_erro
 
 amq_status amq_bloom_intersect_into(amq_filter *dst, const amq_filter *src, amq_error *err)
 {
-	amq_status st = check_compatible(dst, src, err);
+	amq_status st = amq_bloom_check_compatible(dst, src, err);
 	if (st != AMQ_OK)
 		return st;
 	for (uint64_t i = 0; i < dst->payload_size; i++)
@@ -194,14 +197,21 @@ uint64_t amq_bloom_bits_set(const amq_filter *f)
 
 double amq_bloom_estimate_items(const amq_filter *f)
 {
+	switch (f->layout) {
+	case AMQ_LAYOUT_COUNTING:
+	case AMQ_LAYOUT_SCALABLE:
+		return amq_filter_estimate_items(f);
+	case AMQ_LAYOUT_CLASSIC:
+	case AMQ_LAYOUT_BLOCKED:
+		break;
+	}
 	double m = (double)f->cells, x = (double)amq_bloom_bits_set(f);
 	if (x >= m) /* saturated: report the largest finite estimate */
 		x = m - 0.5;
 	return -(m / f->hashes) * log1p(-x / m);
 }
 
-/* Chance that k distinct random bits out of `space` all fall among `set`. */
-static double all_set_chance(double set, double space, uint32_t k)
+double amq_all_set_chance(double set, double space, uint32_t k)
 {
 	double p = 1.0;
 	for (uint32_t j = 0; j < k; j++)
@@ -211,13 +221,190 @@ static double all_set_chance(double set, double space, uint32_t k)
 
 double amq_bloom_expected_fpr(const amq_filter *f)
 {
-	if (f->layout == AMQ_LAYOUT_CLASSIC)
-		return all_set_chance((double)amq_bloom_bits_set(f), (double)f->cells, f->hashes);
+	switch (f->layout) {
+	case AMQ_LAYOUT_CLASSIC:
+		return amq_all_set_chance((double)amq_bloom_bits_set(f), (double)f->cells,
+					  f->hashes);
+	case AMQ_LAYOUT_COUNTING:
+	case AMQ_LAYOUT_SCALABLE:
+		return amq_filter_expected_fpr(f);
+	case AMQ_LAYOUT_BLOCKED:
+		break;
+	}
 	uint64_t blocks = f->cells / AMQ_BLOCK_BITS;
 	double sum = 0.0;
 	for (uint64_t b = 0; b < blocks; b++) {
 		uint64_t set = popcount_range(f->payload + b * AMQ_BLOCK_BYTES, AMQ_BLOCK_BYTES);
-		sum += all_set_chance((double)set, AMQ_BLOCK_BITS, f->hashes);
+		sum += amq_all_set_chance((double)set, AMQ_BLOCK_BITS, f->hashes);
 	}
 	return sum / (double)blocks;
 }
+
+void amq_classic_positions(const amq_filter *f, uint64_t hash, uint64_t *out)
+{
+	uint64_t m = f->cells, x = amq_reduce(hash, m), y = amq_reduce(amq_mix64(hash), m);
+	for (uint32_t i = 0; i < f->hashes; i++) {
+		uint64_t p = x;
+		while (already_chosen(out, i, p))
+			p = p + 1 == m ? 0 : p + 1;
+		out[i] = p;
+		x += y;
+		if (x >= m)
+			x -= m;
+		y += i + 1;
+		if (y >= m)
+			y %= m;
+	}
+}
+
+/* ---- the classic and blocked rows of the variant table ---- */
+
+static double one_bit_per_cell(uint32_t hashes)
+{
+	(void)hashes;
+	return 1.0;
+}
+
+static uint64_t classic_payload_size(uint32_t hashes, uint64_t cells)
+{
+	(void)hashes;
+	return (cells + 63) / 64 * 8;
+}
+
+static uint64_t blocked_payload_size(uint32_t hashes, uint64_t cells)
+{
+	(void)hashes;
+	return cells % AMQ_BLOCK_BITS == 0 ? cells / 8 : 0;
+}
+
+amq_status amq_bloom_check_hashes(const amq_filter *f, uint32_t max_hashes, const char *prefix,
+				  amq_error *err)
+{
+	if (f->hashes < 1 || f->hashes > max_hashes || f->hashes > f->cells)
+		return amq_fail(
+		    err, AMQ_INVALID_FILTER,
+		    "pass a value built by bloom_agg, bloom_new, cuckoo_agg or cuckoo_new",
+		    "%s%u hash functions for %llu bits", prefix, f->hashes,
+		    (unsigned long long)f->cells);
+	return AMQ_OK;
+}
+
+static amq_status classic_check_header(const amq_filter *f, const char *prefix, amq_error *err)
+{
+	return amq_bloom_check_hashes(f, AMQ_BLOOM_MAX_HASHES, prefix, err);
+}
+
+static amq_status blocked_check_header(const amq_filter *f, const char *prefix, amq_error *err)
+{
+	return amq_bloom_check_hashes(f, AMQ_BLOOM_BLOCKED_MAX_HASHES, prefix, err);
+}
+
+/* Bits past the last of the m bits must be zero. */
+static amq_status bits_verify(const amq_filter *f, const char *prefix, amq_error *err)
+{
+	if (!amq_tail_is_zero(f, f->cells))
+		return amq_fail(
+		    err, AMQ_INVALID_FILTER,
+		    "pass a value built by bloom_agg, bloom_new, cuckoo_agg or cuckoo_new",
+		    "%sbits set past the end of the filter", prefix);
+	return AMQ_OK;
+}
+
+static amq_status classic_size(uint64_t capacity, double fpr, uint32_t *hashes, uint64_t *cells,
+			       amq_error *err)
+{
+	return amq_bloom_size(capacity, fpr, AMQ_LAYOUT_CLASSIC, cells, hashes, err);
+}
+
+static amq_status blocked_size(uint64_t capacity, double fpr, uint32_t *hashes, uint64_t *cells,
+			       amq_error *err)
+{
+	return amq_bloom_size(capacity, fpr, AMQ_LAYOUT_BLOCKED, cells, hashes, err);
+}
+
+/* amq_bloom_add in the shape of the table's add. */
+static amq_status bits_add(amq_filter *f, uint64_t hash, amq_error *err)
+{
+	(void)err;
+	amq_bloom_add(f, hash);
+	return AMQ_OK;
+}
+
+static amq_probe classic_probe_for(const amq_filter *f)
+{
+	(void)f;
+	return classic_contains;
+}
+
+static amq_probe blocked_probe_for(const amq_filter *f)
+{
+	(void)f;
+	return amq_blocked_probe();
+}
+
+/* The blocked test through the fastest probe, for the row's contains. */
+static bool blocked_contains(const amq_filter *f, uint64_t hash)
+{
+	return amq_blocked_probe()(f, hash);
+}
+
+static int bits_info(const amq_filter *f, char *out, size_t cap)
+{
+	return snprintf(out, cap,
+			"{\"kind\":\"bloom\",\"layout\":\"%s\",\"bits\":%llu,\"hashes\":%u,"
+			"\"items\":%llu,\"bytes\":%zu,\"bits_set\":%llu,\"estimated_items\":%.0f,"
+			"\"expected_fpr\":%.6g,\"seed\":%llu,\"format_version\":%u}",
+			amq_filter_layout_name(f), (unsigned long long)f->cells, f->hashes,
+			(unsigned long long)f->items, f->size,
+			(unsigned long long)amq_bloom_bits_set(f), amq_bloom_estimate_items(f),
+			amq_bloom_expected_fpr(f), (unsigned long long)f->seed,
+			amq_variant_of(f)->format_version);
+}
+
+const amq_variant amq_variant_bloom_classic = {
+    .kind = AMQ_KIND_BLOOM,
+    .layout = AMQ_LAYOUT_CLASSIC,
+    .kind_name = "bloom",
+    .layout_name = "classic",
+    .format_version = 1,
+    .slots = 0,
+    .cell_name = "bits",
+    .order_free = true,
+    .cell_bits = one_bit_per_cell,
+    .payload_size = classic_payload_size,
+    .check_header = classic_check_header,
+    .verify = bits_verify,
+    .size = classic_size,
+    .add = bits_add,
+    .contains = classic_contains,
+    .probe_for = classic_probe_for,
+    .union_into = amq_bloom_union_into,
+    .intersect_into = amq_bloom_intersect_into,
+    .expected_fpr = amq_bloom_expected_fpr,
+    .estimate_items = amq_bloom_estimate_items,
+    .info = bits_info,
+};
+
+const amq_variant amq_variant_bloom_blocked = {
+    .kind = AMQ_KIND_BLOOM,
+    .layout = AMQ_LAYOUT_BLOCKED,
+    .kind_name = "bloom",
+    .layout_name = "blocked",
+    .format_version = 1,
+    .slots = 0,
+    .cell_name = "bits",
+    .order_free = true,
+    .cell_bits = one_bit_per_cell,
+    .payload_size = blocked_payload_size,
+    .check_header = blocked_check_header,
+    .verify = bits_verify,
+    .size = blocked_size,
+    .add = bits_add,
+    .contains = blocked_contains,
+    .probe_for = blocked_probe_for,
+    .union_into = amq_bloom_union_into,
+    .intersect_into = amq_bloom_intersect_into,
+    .expected_fpr = amq_bloom_expected_fpr,
+    .estimate_items = amq_bloom_estimate_items,
+    .info = bits_info,
+};

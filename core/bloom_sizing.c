@@ -8,7 +8,7 @@
  * for the fewest blocks, with the best k, whose rate meets the request.
  * docs/FORMAT.md shows the resulting bits per item.
  */
-#include "internal.h"
+#include "variant.h"
 
 #include <math.h>
 
@@ -80,8 +80,14 @@ amq_status amq_bloom_size(uint64_t capacity, double fpr, amq_layout layout, uint
 	double k = round(m / n * M_LN2);
 	*bits = (uint64_t)m;
 	*hashes = k < 1 ? 1 : k > AMQ_BLOOM_MAX_HASHES ? AMQ_BLOOM_MAX_HASHES : (uint32_t)k;
-	if (layout == AMQ_LAYOUT_CLASSIC)
+	switch (layout) {
+	case AMQ_LAYOUT_CLASSIC:
+	case AMQ_LAYOUT_COUNTING: /* the classic m and k, a counter per bit */
 		return AMQ_OK;
+	case AMQ_LAYOUT_BLOCKED:
+	case AMQ_LAYOUT_SCALABLE: /* the size of its first link */
+		break;
+	}
 
 	/* Blocked: at least the classic bits; double until the rate is met,
 	 * then bisect for the fewest blocks. */
@@ -122,20 +128,18 @@ amq_status amq_bloom_create(amq_filter *f, uint64_t capacity, double fpr, amq_la
 amq_status amq_bloom_create_exact(amq_filter *f, amq_layout layout, uint64_t bits, uint32_t hashes,
 				  uint64_t seed, const amq_allocator *a, amq_error *err)
 {
-	if (layout != AMQ_LAYOUT_CLASSIC && layout != AMQ_LAYOUT_BLOCKED)
-		return amq_fail(err, AMQ_INVALID_ARGUMENT, "use 'classic' or 'blocked'",
+	const amq_variant *v = amq_variant_find(AMQ_KIND_BLOOM, layout);
+	if (v == NULL || v->create != NULL)
+		return amq_fail(err, AMQ_INVALID_ARGUMENT, "use 'classic', 'blocked' or 'counting'",
 				"unknown bloom layout %d", (int)layout);
-	uint32_t max_hashes =
-	    layout == AMQ_LAYOUT_BLOCKED ? AMQ_BLOOM_BLOCKED_MAX_HASHES : AMQ_BLOOM_MAX_HASHES;
-	if (hashes < 1 || hashes > max_hashes || bits < hashes)
+	/* The header rules of the layout decide what can be built. */
+	amq_filter h = {.kind = AMQ_KIND_BLOOM, .layout = layout, .hashes = hashes, .cells = bits};
+	if (v->check_header(&h, "", NULL) != AMQ_OK ||
+	    amq_payload_size(AMQ_KIND_BLOOM, layout, hashes, bits) == 0)
 		return amq_fail(err, AMQ_INVALID_ARGUMENT,
-				"use 1 to 30 hashes (8 when blocked) and at least as many bits",
+				"use 1 to 30 hashes (8 when blocked), at least as many bits, and a "
+				"multiple of 512 bits when blocked",
 				"cannot build a %s bloom filter of %llu bits with %u hashes",
-				layout == AMQ_LAYOUT_BLOCKED ? "blocked" : "classic",
-				(unsigned long long)bits, hashes);
-	if (layout == AMQ_LAYOUT_BLOCKED && bits % AMQ_BLOCK_BITS != 0)
-		return amq_fail(err, AMQ_INVALID_ARGUMENT, "use a multiple of 512 bits",
-				"a blocked bloom filter cannot have %llu bits",
-				(unsigned long long)bits);
+				v->layout_name, (unsigned long long)bits, hashes);
 	return amq_filter_allocate(f, AMQ_KIND_BLOOM, layout, hashes, seed, bits, a, err);
 }

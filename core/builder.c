@@ -10,10 +10,12 @@
  * rows, so a plan gives the same bytes serial or parallel. Each worker sorts
  * its own hashes before it serializes them; the leader keeps the sorted runs
  * it receives as they are, counts their union in one reading pass and
- * inserts each run in one sequential pass. Cuckoo always collects: its layout
- * depends on insertion order.
+ * inserts each run in one sequential pass. A variant whose bytes depend on
+ * insertion order (cuckoo, scalable: not order_free in its row of the variant
+ * table) always collects, and a counting filter without a capacity keeps every
+ * row (amq_hashbag), since each row is an add.
  */
-#include "internal.h"
+#include "variant.h"
 
 #include <math.h>
 
@@ -29,14 +31,14 @@ static amq_status set_params(amq_builder *b, amq_kind kind, amq_layout layout, d
 	memset(b, 0, sizeof(*b));
 	b->alloc = *a;
 	amq_hashset_init(&b->set, a);
+	amq_hashbag_init(&b->bag, a);
 	amq_status st = amq_check_fpr(fpr, err);
 	if (st == AMQ_OK && capacity != 0)
 		st = amq_check_capacity(capacity > INT64_MAX ? -1 : (int64_t)capacity, err);
 	if (st != AMQ_OK)
 		return st;
-	if ((kind != AMQ_KIND_BLOOM && kind != AMQ_KIND_CUCKOO) ||
-	    (layout != AMQ_LAYOUT_CLASSIC &&
-	     !(kind == AMQ_KIND_BLOOM && layout == AMQ_LAYOUT_BLOCKED)))
+	const amq_variant *v = amq_variant_find(kind, layout);
+	if (v == NULL)
 		return amq_fail(err, AMQ_INVALID_ARGUMENT, "", "unknown filter kind %d / layout %d",
 				(int)kind, (int)layout);
 	b->kind = kind;
@@ -44,7 +46,8 @@ static amq_status set_params(amq_builder *b, amq_kind kind, amq_layout layout, d
 	b->fpr = fpr;
 	b->capacity = capacity;
 	b->seed = seed;
-	b->streaming = kind == AMQ_KIND_BLOOM && capacity != 0;
+	b->streaming = v->order_free && capacity != 0;
+	b->counts_rows = v->counts_duplicates && !b->streaming;
 	return AMQ_OK;
 }
 
@@ -54,12 +57,12 @@ amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, do
 {
 	amq_status st = set_params(b, kind, layout, fpr, capacity, seed, a, err);
 	if (st == AMQ_OK && b->streaming)
-		st = amq_bloom_create(&b->filter, capacity, fpr, layout, seed, a, err);
-	if (st == AMQ_OK && kind == AMQ_KIND_CUCKOO && capacity != 0) {
+		st = amq_filter_create(&b->filter, kind, layout, capacity, fpr, seed, a, err);
+	if (st == AMQ_OK && !b->streaming && capacity != 0) {
 		/* Say now, not after collecting every row, if the size is impossible. */
-		uint64_t buckets;
-		uint32_t bits;
-		st = amq_cuckoo_size(capacity, fpr, &buckets, &bits, err);
+		uint32_t hashes;
+		uint64_t cells;
+		st = amq_filter_size(kind, layout, capacity, fpr, &hashes, &cells, err);
 	}
 	return st;
 }
@@ -67,10 +70,10 @@ amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, do
 amq_status amq_builder_add(amq_builder *b, uint64_t hash, amq_error *err)
 {
 	b->rows++;
-	if (b->streaming) {
-		amq_bloom_add(&b->filter, hash);
-		return AMQ_OK;
-	}
+	if (b->streaming)
+		return amq_filter_add(&b->filter, hash, err);
+	if (b->counts_rows)
+		return amq_hashbag_add(&b->bag, hash, err);
 	return amq_hashset_add(&b->set, hash, err);
 }
 
@@ -123,7 +126,9 @@ amq_status amq_builder_merge(amq_builder *b, amq_builder *other, amq_error *err)
 				(unsigned long long)other->capacity);
 	b->rows += other->rows;
 	if (b->streaming)
-		return amq_bloom_union_into(&b->filter, &other->filter, err);
+		return amq_filter_union_into(&b->filter, &other->filter, err);
+	if (b->counts_rows)
+		return amq_hashbag_append(&b->bag, other->bag.hashes, other->bag.count, err);
 	amq_status st = AMQ_OK;
 	while (st == AMQ_OK && other->nruns > 0) {
 		st = take_run(b, &other->runs[other->nruns - 1], err);
@@ -186,26 +191,25 @@ static uint64_t count_union(const amq_builder *b)
 	return distinct;
 }
 
-/* Cuckoo filter holding the sorted distinct hashes. Without a fixed capacity a
- * filter that refuses an add (possible, rarely, just under the target load) is
- * rebuilt 1/8 larger, so the result is still a function of the hashes alone.
- * A refusal at twice the room the values need is not about load: more than
- * 2 x 4 of the hashes share their buckets and fingerprint, and only a table
- * far larger than the values would tell them apart, so it stops there. */
-static amq_status finish_cuckoo(amq_builder *b, amq_filter *out, amq_error *err)
+/* The filter holding the sorted hashes[0..count) (distinct_count of them
+ * distinct), added in the variant's order (amq_filter_add_collected). Without
+ * a fixed capacity a filter that refuses an add (a cuckoo filter, possible,
+ * rarely, just under its target load) is rebuilt 1/8 larger, so the result is
+ * still a function of the hashes alone. A refusal at twice the room the
+ * values need is not about load: more than 2 x 4 of the hashes share their
+ * buckets and fingerprint, and only a table far larger than the values would
+ * tell them apart, so it stops there. */
+static amq_status finish_collected(amq_builder *b, const uint64_t *hashes, size_t count,
+				   size_t distinct_count, amq_filter *out, amq_error *err)
 {
-	uint64_t distinct = b->set.count ? b->set.count : 1;
+	uint64_t distinct = distinct_count ? distinct_count : 1;
 	uint64_t capacity = b->capacity ? b->capacity : distinct;
 	for (;;) {
-		amq_status st = amq_cuckoo_create(out, capacity, b->fpr, b->seed, &b->alloc, err);
+		amq_status st = amq_filter_create(out, b->kind, b->layout, capacity, b->fpr,
+						  b->seed, &b->alloc, err);
 		if (st != AMQ_OK)
 			return st;
-		size_t i = 0;
-		for (; i < b->set.count; i++) {
-			st = amq_cuckoo_add(out, b->set.hashes[i], err);
-			if (st != AMQ_OK)
-				break;
-		}
+		st = amq_filter_add_collected(out, hashes, count, &b->alloc, err);
 		if (st == AMQ_OK)
 			break;
 		amq_filter_free(out, &b->alloc);
@@ -218,7 +222,7 @@ static amq_status finish_cuckoo(amq_builder *b, amq_filter *out, amq_error *err)
 			    "for longer fingerprints",
 			    "cannot place %llu distinct values in a cuckoo filter: more "
 			    "than 8 of them share both buckets and the fingerprint",
-			    (unsigned long long)b->set.count);
+			    (unsigned long long)distinct_count);
 		capacity += capacity / 8 + 1;
 	}
 	amq_filter_seal(out);
@@ -233,24 +237,33 @@ amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)
 			amq_filter_seal(out);
 		return st;
 	}
-	/* Cuckoo inserts the whole set in order, so it joins the runs. A Bloom
-	 * filter's bits depend neither on order nor on repeats: each run is
-	 * inserted as it is, and items set to the distinct count. */
-	amq_status st =
-	    b->kind == AMQ_KIND_CUCKOO ? join_runs(b, err) : amq_hashset_compact(&b->set, err);
+	if (b->counts_rows) {
+		size_t distinct = amq_hashbag_sort(&b->bag);
+		return finish_collected(b, b->bag.hashes, b->bag.count, distinct, out, err);
+	}
+	/* A variant that depends on order inserts the whole set in its order,
+	 * so it joins the runs. An order-free Bloom filter's bits depend neither
+	 * on order nor on repeats: each run is inserted as it is, and items set
+	 * to the distinct count. */
+	bool order_free = amq_variant_find(b->kind, b->layout)->order_free;
+	amq_status st = order_free ? amq_hashset_compact(&b->set, err) : join_runs(b, err);
 	if (st != AMQ_OK)
 		return st;
-	if (b->kind == AMQ_KIND_CUCKOO)
-		return finish_cuckoo(b, out, err);
+	if (!order_free)
+		return finish_collected(b, b->set.hashes, b->set.count, b->set.count, out, err);
 	uint64_t distinct = count_union(b);
-	st = amq_bloom_create(out, distinct ? distinct : 1, b->fpr, b->layout, b->seed, &b->alloc,
-			      err);
+	st = amq_filter_create(out, b->kind, b->layout, distinct ? distinct : 1, b->fpr, b->seed,
+			       &b->alloc, err);
 	if (st != AMQ_OK)
 		return st;
-	for (int r = -1; r < b->nruns; r++) {
+	for (int r = -1; st == AMQ_OK && r < b->nruns; r++) {
 		const amq_hashset *set = r < 0 ? &b->set : &b->runs[r];
-		for (size_t i = 0; i < set->count; i++)
-			amq_bloom_add(out, set->hashes[i]);
+		for (size_t i = 0; st == AMQ_OK && i < set->count; i++)
+			st = amq_filter_add_to(out, set->hashes[i], &b->alloc, err);
+	}
+	if (st != AMQ_OK) {
+		amq_filter_free(out, &b->alloc);
+		return st;
 	}
 	out->items = distinct;
 	amq_filter_seal(out);
@@ -260,7 +273,8 @@ amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)
 /*
  * State layout (little-endian): "AMQB", version, kind, layout, streaming,
  * fpr as IEEE-754 bits, capacity, seed, rows, then n and n hashes (sorted,
- * distinct), or the sealed streaming filter. Only ever read back by the same
+ * distinct; a counting bag's sorted with duplicates), or the sealed streaming
+ * filter. Only ever read back by the same
  * build, but checked as carefully as a filter.
  */
 amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq_error *err)
@@ -269,6 +283,9 @@ amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq
 	if (b->streaming) {
 		amq_filter_seal(&b->filter);
 		body = b->filter.size;
+	} else if (b->counts_rows) {
+		amq_hashbag_sort(&b->bag);
+		body = 8 + b->bag.count * 8;
 	} else {
 		amq_status st = join_runs(b, err);
 		if (st != AMQ_OK)
@@ -294,9 +311,11 @@ amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq
 	if (b->streaming) {
 		memcpy(p + STATE_HEADER, b->filter.bytes, b->filter.size);
 	} else {
-		amq_store64le(p + STATE_HEADER, b->set.count);
-		for (size_t i = 0; i < b->set.count; i++)
-			amq_store64le(p + STATE_HEADER + 8 + 8 * i, b->set.hashes[i]);
+		const uint64_t *hashes = b->counts_rows ? b->bag.hashes : b->set.hashes;
+		size_t n = b->counts_rows ? b->bag.count : b->set.count;
+		amq_store64le(p + STATE_HEADER, n);
+		for (size_t i = 0; i < n; i++)
+			amq_store64le(p + STATE_HEADER + 8 + 8 * i, hashes[i]);
 	}
 	*out = p;
 	*len = STATE_HEADER + body;
@@ -316,6 +335,7 @@ amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
 	memset(b, 0, sizeof(*b));
 	b->alloc = *a;
 	amq_hashset_init(&b->set, a);
+	amq_hashbag_init(&b->bag, a);
 	if (len < STATE_HEADER || memcmp(p, STATE_MAGIC, 4) != 0 || p[4] != STATE_VERSION)
 		return bad_state(b, err, "bad header");
 	double fpr;
@@ -343,12 +363,13 @@ amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
 		if (st == AMQ_OK)
 			st = amq_filter_verify(&view, err);
 		if (st == AMQ_OK)
-			st = amq_bloom_size(b->capacity, b->fpr, b->layout, &bits, &hashes, err);
+			st = amq_filter_size(b->kind, b->layout, b->capacity, b->fpr, &hashes,
+					     &bits, err);
 		if (st != AMQ_OK) {
 			amq_builder_free(b);
 			return st;
 		}
-		if (view.kind != AMQ_KIND_BLOOM || view.layout != b->layout || view.cells != bits ||
+		if (view.kind != b->kind || view.layout != b->layout || view.cells != bits ||
 		    view.hashes != hashes || view.seed != b->seed)
 			return bad_state(b, err, "filter does not match parameters");
 		st = amq_filter_clone(&b->filter, &view, a, err);
@@ -359,6 +380,22 @@ amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
 	if (body_len < 8 || (body_len - 8) / 8 != amq_load64le(body) || (body_len - 8) % 8 != 0)
 		return bad_state(b, err, "hash count does not match its length");
 	size_t n = (size_t)amq_load64le(body);
+	if (b->counts_rows) {
+		/* Sorted, with the duplicates that are its point. */
+		st = amq_hashbag_reserve(&b->bag, n, err);
+		if (st != AMQ_OK) {
+			amq_builder_free(b);
+			return st;
+		}
+		for (size_t i = 0; i < n; i++) {
+			uint64_t hash = amq_load64le(body + 8 + 8 * i);
+			if (i > 0 && hash < b->bag.hashes[i - 1])
+				return bad_state(b, err, "hashes are not sorted");
+			b->bag.hashes[i] = hash;
+		}
+		b->bag.count = n;
+		return AMQ_OK;
+	}
 	st = amq_hashset_reserve(&b->set, n, err);
 	if (st != AMQ_OK) {
 		amq_builder_free(b);
@@ -380,6 +417,7 @@ void amq_builder_free(amq_builder *b)
 {
 	amq_filter_free(&b->filter, &b->alloc);
 	amq_hashset_free(&b->set);
+	amq_hashbag_free(&b->bag);
 	for (int r = 0; r < b->nruns; r++)
 		amq_hashset_free(&b->runs[r]);
 	b->nruns = 0;

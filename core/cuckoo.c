@@ -21,9 +21,10 @@
  * - Delete removes one copy. Deleting a value that was never added can remove
  *   another value's matching fingerprint: delete only what you added.
  */
-#include "internal.h"
+#include "variant.h"
 
 #include <math.h>
+#include <stdio.h>
 
 /*
  * Longest kick chain an add tries, from measurement (docs/CUCKOO.md): in
@@ -277,3 +278,107 @@ double amq_cuckoo_expected_fpr(const amq_filter *f)
 	double probes = 2.0 * AMQ_CUCKOO_SLOTS * amq_cuckoo_load(f);
 	return -expm1(probes * log1p(-per_slot));
 }
+
+/* ---- the b4 row of the variant table ---- */
+
+static const char *const NOT_A_FILTER_HINT =
+    "pass a value built by bloom_agg, bloom_new, cuckoo_agg or cuckoo_new";
+
+static double slot_bits_per_bucket(uint32_t hashes)
+{
+	return (double)AMQ_CUCKOO_SLOTS * hashes;
+}
+
+static uint64_t b4_payload_size(uint32_t hashes, uint64_t cells)
+{
+	uint64_t slot_bits = cells * AMQ_CUCKOO_SLOTS * hashes;
+	/* One spare word lets every slot be read with one 64-bit load. */
+	return 8 * ((slot_bits + 63) / 64 + 1);
+}
+
+static amq_status b4_check_header(const amq_filter *f, const char *prefix, amq_error *err)
+{
+	if (f->hashes < AMQ_CUCKOO_MIN_FINGERPRINT || f->hashes > AMQ_CUCKOO_MAX_FINGERPRINT)
+		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT, "%s%u-bit fingerprints",
+				prefix, f->hashes);
+	if (f->cells <= ((uint64_t)1 << 36) && f->items > f->cells * AMQ_CUCKOO_SLOTS)
+		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+				"%s%llu items in %llu slots", prefix, (unsigned long long)f->items,
+				(unsigned long long)(f->cells * AMQ_CUCKOO_SLOTS));
+	return AMQ_OK;
+}
+
+/* Zero bits past the last slot, and as many occupied slots as items. */
+static amq_status b4_verify(const amq_filter *f, const char *prefix, amq_error *err)
+{
+	uint64_t slots = f->cells * AMQ_CUCKOO_SLOTS, occupied = 0;
+	if (!amq_tail_is_zero(f, slots * f->hashes))
+		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+				"%sbits set past the last cuckoo slot", prefix);
+	for (uint64_t s = 0; s < slots; s++)
+		occupied += slot_get(f->payload, s, f->hashes) != 0;
+	if (occupied != f->items)
+		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+				"%sheader counts %llu items, slots hold %llu", prefix,
+				(unsigned long long)f->items, (unsigned long long)occupied);
+	return AMQ_OK;
+}
+
+static amq_status b4_size(uint64_t capacity, double fpr, uint32_t *hashes, uint64_t *cells,
+			  amq_error *err)
+{
+	return amq_cuckoo_size(capacity, fpr, cells, hashes, err);
+}
+
+static amq_probe b4_probe_for(const amq_filter *f)
+{
+	(void)f;
+	return amq_cuckoo_contains;
+}
+
+static uint64_t b4_frequency(const amq_filter *f, uint64_t hash)
+{
+	return amq_cuckoo_count(f, hash);
+}
+
+static double b4_estimate_items(const amq_filter *f)
+{
+	return (double)f->items;
+}
+
+static int b4_info(const amq_filter *f, char *out, size_t cap)
+{
+	return snprintf(
+	    out, cap,
+	    "{\"kind\":\"cuckoo\",\"buckets\":%llu,\"slots\":%d,\"fingerprint_bits\":%u,"
+	    "\"total_slots\":%llu,\"items\":%llu,\"load_factor\":%.6g,\"bytes\":%zu,"
+	    "\"expected_fpr\":%.6g,\"seed\":%llu,\"format_version\":%u}",
+	    (unsigned long long)f->cells, AMQ_CUCKOO_SLOTS, f->hashes,
+	    (unsigned long long)(f->cells * AMQ_CUCKOO_SLOTS), (unsigned long long)f->items,
+	    amq_cuckoo_load(f), f->size, amq_cuckoo_expected_fpr(f), (unsigned long long)f->seed,
+	    amq_variant_cuckoo_b4.format_version);
+}
+
+const amq_variant amq_variant_cuckoo_b4 = {
+    .kind = AMQ_KIND_CUCKOO,
+    .layout = AMQ_LAYOUT_CLASSIC,
+    .kind_name = "cuckoo",
+    .layout_name = "b4",
+    .format_version = 1,
+    .slots = AMQ_CUCKOO_SLOTS,
+    .cell_name = "buckets",
+    .order_free = false,
+    .cell_bits = slot_bits_per_bucket,
+    .payload_size = b4_payload_size,
+    .check_header = b4_check_header,
+    .verify = b4_verify,
+    .size = b4_size,
+    .add = amq_cuckoo_add,
+    .contains = amq_cuckoo_contains,
+    .probe_for = b4_probe_for,
+    .remove = amq_cuckoo_delete,
+    .frequency = b4_frequency,
+    .expected_fpr = amq_cuckoo_expected_fpr,
+    .estimate_items = b4_estimate_items,
+    .info = b4_info,
+};

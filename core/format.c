@@ -4,7 +4,7 @@
  * field against the buffer length before anything reads the payload, so any
  * byte sequence is either a valid filter or an error that names the fault.
  */
-#include "internal.h"
+#include "variant.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -32,129 +32,136 @@ enum {
 static const char *const NOT_A_FILTER_HINT =
     "pass a value built by bloom_agg, bloom_new, cuckoo_agg or cuckoo_new";
 
+/* Every message of a filter that does not open starts with this, unless the
+ * caller names the function and argument (amq_filter_read). */
+static const char *const DEFAULT_PREFIX = "invalid amq filter: ";
+
 uint64_t amq_payload_size(amq_kind kind, amq_layout layout, uint32_t hashes, uint64_t cells)
 {
-	if (cells == 0 || cells > MAX_CELLS)
+	const amq_variant *v = amq_variant_find(kind, layout);
+	if (v == NULL || cells == 0 || cells > MAX_CELLS)
 		return 0;
-	if (kind == AMQ_KIND_BLOOM && layout == AMQ_LAYOUT_CLASSIC)
-		return (cells + 63) / 64 * 8;
-	if (kind == AMQ_KIND_BLOOM && layout == AMQ_LAYOUT_BLOCKED)
-		return cells % 512 == 0 ? cells / 8 : 0;
-	if (kind == AMQ_KIND_CUCKOO && layout == AMQ_LAYOUT_CLASSIC) {
-		uint64_t slot_bits = cells * AMQ_CUCKOO_SLOTS * hashes;
-		/* One spare word lets every slot be read with one 64-bit load. */
-		return 8 * ((slot_bits + 63) / 64 + 1);
+	return v->payload_size(hashes, cells);
+}
+
+/* True when kind is one this build knows. */
+static bool known_kind(amq_kind kind)
+{
+	switch (kind) {
+	case AMQ_KIND_BLOOM:
+	case AMQ_KIND_CUCKOO:
+		return true;
 	}
-	return 0;
+	return false;
+}
+
+/* The variant a header names, or the error that says why there is none. */
+static amq_status header_variant(const uint8_t *b, const char *prefix, const amq_variant **out,
+				 amq_error *err)
+{
+	uint8_t version = b[OFF_VERSION], kind = b[OFF_KIND], layout = b[OFF_LAYOUT];
+	/* Every version ever written stays readable; one from the future is
+	 * named as such, so the fix (a newer amq) is plain. */
+	if (version > AMQ_FORMAT_VERSION)
+		return amq_fail(
+		    err, AMQ_INVALID_FILTER,
+		    "upgrade amq here to read it, or rebuild the filter with this version",
+		    "%samq filter format version %u was written by a newer amq (this build "
+		    "reads versions 1 to %d)",
+		    prefix == DEFAULT_PREFIX ? "" : prefix, version, AMQ_FORMAT_VERSION);
+	if (version < 1)
+		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+				"%sformat version 0 does not exist", prefix);
+	if (!known_kind((amq_kind)kind))
+		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT, "%sunknown kind %u",
+				prefix, kind);
+	const amq_variant *v = amq_variant_find((amq_kind)kind, (amq_layout)layout);
+	if (v == NULL)
+		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+				"%sunknown %s layout %u", prefix, amq_kind_name((amq_kind)kind),
+				layout);
+	/* A layout is written with the first format version that has it, so
+	 * an older version naming it was not written by amq. */
+	if (version < v->format_version)
+		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+				"%sformat version %u has no %s %s layout", prefix, version,
+				v->layout_name, v->kind_name);
+	*out = v;
+	return AMQ_OK;
+}
+
+/* amq_filter_open with every message starting with prefix. */
+static amq_status open_filter(amq_filter *f, const void *buf, size_t size, const char *prefix,
+			      amq_error *err)
+{
+	const uint8_t *b = buf;
+	if (b == NULL || size < AMQ_HEADER_BYTES)
+		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+				"%sa %zu-byte value is shorter than the %d-byte header", prefix,
+				b == NULL ? (size_t)0 : size, AMQ_HEADER_BYTES);
+	if (memcmp(b + OFF_MAGIC, MAGIC, sizeof(MAGIC)) != 0)
+		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT, "%sbad magic bytes",
+				prefix);
+	const amq_variant *v = NULL;
+	amq_status st = header_variant(b, prefix, &v, err);
+	if (st != AMQ_OK)
+		return st;
+
+	amq_filter h = {
+	    .bytes = (uint8_t *)b,
+	    .size = size,
+	    .kind = v->kind,
+	    .layout = v->layout,
+	    .hashes = b[OFF_HASHES],
+	    .seed = amq_load64le(b + OFF_SEED),
+	    .cells = amq_load64le(b + OFF_CELLS),
+	    .items = amq_load64le(b + OFF_ITEMS),
+	    .payload = (uint8_t *)b + AMQ_HEADER_BYTES,
+	    .payload_size = amq_load64le(b + OFF_PAYLOAD_SIZE),
+	};
+	st = v->check_header(&h, prefix, err);
+	if (st != AMQ_OK)
+		return st;
+	uint32_t slots = amq_load32le(b + OFF_SLOTS);
+	if (slots != v->slots)
+		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+				"%s%u slots per bucket where a %s %s filter has %u", prefix, slots,
+				v->layout_name, v->kind_name, v->slots);
+	for (int i = OFF_RESERVED; i < OFF_CHECKSUM; i++)
+		if (b[i] != 0)
+			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+					"%sreserved header bytes are not zero", prefix);
+
+	uint64_t expected = amq_payload_size(h.kind, h.layout, h.hashes, h.cells);
+	if (expected == 0)
+		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+				"%simpossible size of %llu %s", prefix, (unsigned long long)h.cells,
+				v->cell_name);
+	if (h.payload_size != expected)
+		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+				"%sheader gives %llu payload bytes where its parameters need %llu",
+				prefix, (unsigned long long)h.payload_size,
+				(unsigned long long)expected);
+	if (size - AMQ_HEADER_BYTES != h.payload_size)
+		return amq_fail(err, AMQ_INVALID_FILTER,
+				"the value was truncated or padded; rebuild it",
+				"%s%zu bytes where the header needs %llu", prefix, size,
+				(unsigned long long)(h.payload_size + AMQ_HEADER_BYTES));
+	if (v->check_payload != NULL) {
+		st = v->check_payload(&h, prefix, err);
+		if (st != AMQ_OK)
+			return st;
+	}
+	*f = h;
+	return AMQ_OK;
 }
 
 amq_status amq_filter_open(amq_filter *f, const void *buf, size_t size, amq_error *err)
 {
-	const uint8_t *b = buf;
-	if (b == NULL || size < AMQ_HEADER_BYTES)
-		return amq_fail(
-		    err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-		    "invalid amq filter: a %zu-byte value is shorter than the %d-byte header",
-		    b == NULL ? (size_t)0 : size, AMQ_HEADER_BYTES);
-	if (memcmp(b + OFF_MAGIC, MAGIC, sizeof(MAGIC)) != 0)
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-				"invalid amq filter: bad magic bytes");
-	/* Every version ever written stays readable; one from the future is
-	 * named as such, so the fix (a newer amq) is plain. */
-	if (b[OFF_VERSION] > AMQ_FORMAT_VERSION)
-		return amq_fail(
-		    err, AMQ_INVALID_FILTER,
-		    "upgrade amq here to read it, or rebuild the filter with this version",
-		    "amq filter format version %u was written by a newer amq (this build "
-		    "reads versions 1 to %d)",
-		    b[OFF_VERSION], AMQ_FORMAT_VERSION);
-	if (b[OFF_VERSION] < 1)
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-				"invalid amq filter: format version 0 does not exist");
-
-	uint8_t kind = b[OFF_KIND], layout = b[OFF_LAYOUT], hashes = b[OFF_HASHES];
-	uint64_t cells = amq_load64le(b + OFF_CELLS);
-	uint64_t items = amq_load64le(b + OFF_ITEMS);
-	uint64_t payload_size = amq_load64le(b + OFF_PAYLOAD_SIZE);
-	uint32_t slots = amq_load32le(b + OFF_SLOTS);
-
-	if (kind == AMQ_KIND_BLOOM) {
-		if (layout != AMQ_LAYOUT_CLASSIC && layout != AMQ_LAYOUT_BLOCKED)
-			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-					"invalid amq filter: unknown bloom layout %u", layout);
-		uint32_t max_hashes = layout == AMQ_LAYOUT_BLOCKED ? AMQ_BLOOM_BLOCKED_MAX_HASHES
-								   : AMQ_BLOOM_MAX_HASHES;
-		if (hashes < 1 || hashes > max_hashes || hashes > cells)
-			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-					"invalid amq filter: %u hash functions for %llu bits",
-					hashes, (unsigned long long)cells);
-		if (slots != 0)
-			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-					"invalid amq filter: bloom header has a bucket size");
-	} else if (kind == AMQ_KIND_CUCKOO) {
-		if (layout != AMQ_LAYOUT_CLASSIC)
-			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-					"invalid amq filter: unknown cuckoo layout %u", layout);
-		if (hashes < AMQ_CUCKOO_MIN_FINGERPRINT || hashes > AMQ_CUCKOO_MAX_FINGERPRINT)
-			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-					"invalid amq filter: %u-bit fingerprints", hashes);
-		if (slots != AMQ_CUCKOO_SLOTS)
-			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-					"invalid amq filter: %u slots per bucket", slots);
-		if (cells <= MAX_CELLS && items > cells * AMQ_CUCKOO_SLOTS)
-			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-					"invalid amq filter: %llu items in %llu slots",
-					(unsigned long long)items,
-					(unsigned long long)(cells * AMQ_CUCKOO_SLOTS));
-	} else {
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-				"invalid amq filter: unknown kind %u", kind);
-	}
-	for (int i = OFF_RESERVED; i < OFF_CHECKSUM; i++)
-		if (b[i] != 0)
-			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-					"invalid amq filter: reserved header bytes are not zero");
-
-	uint64_t expected = amq_payload_size(kind, layout, hashes, cells);
-	if (expected == 0)
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-				"invalid amq filter: impossible size of %llu %s",
-				(unsigned long long)cells,
-				kind == AMQ_KIND_BLOOM ? "bits" : "buckets");
-	if (payload_size != expected)
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-				"invalid amq filter: header gives %llu payload bytes where its "
-				"parameters need %llu",
-				(unsigned long long)payload_size, (unsigned long long)expected);
-	if (size - AMQ_HEADER_BYTES != payload_size)
-		return amq_fail(err, AMQ_INVALID_FILTER,
-				"the value was truncated or padded; rebuild it",
-				"invalid amq filter: %zu bytes where the header needs %llu", size,
-				(unsigned long long)(payload_size + AMQ_HEADER_BYTES));
-
-	f->bytes = (uint8_t *)b;
-	f->size = size;
-	f->kind = (amq_kind)kind;
-	f->layout = (amq_layout)layout;
-	f->hashes = hashes;
-	f->seed = amq_load64le(b + OFF_SEED);
-	f->cells = cells;
-	f->items = items;
-	f->payload = f->bytes + AMQ_HEADER_BYTES;
-	f->payload_size = payload_size;
-	return AMQ_OK;
+	return open_filter(f, buf, size, DEFAULT_PREFIX, err);
 }
 
-/* Reads cuckoo slot number `slot` (bucket * 4 + index) of f bits. */
-static uint32_t cuckoo_slot(const amq_filter *f, uint64_t slot)
-{
-	uint64_t bit = slot * f->hashes;
-	uint64_t word = amq_load64le(f->payload + bit / 8) >> (bit % 8);
-	return (uint32_t)(word & ((1ULL << f->hashes) - 1));
-}
-
-/* True when no payload bit at or past `from` is set. */
-static bool tail_is_zero(const amq_filter *f, uint64_t from)
+bool amq_tail_is_zero(const amq_filter *f, uint64_t from)
 {
 	uint64_t byte = from / 8;
 	if (from % 8 != 0) {
@@ -168,36 +175,46 @@ static bool tail_is_zero(const amq_filter *f, uint64_t from)
 	return true;
 }
 
-amq_status amq_filter_verify(const amq_filter *f, amq_error *err)
+/* amq_filter_verify with every message starting with prefix. */
+static amq_status verify_filter(const amq_filter *f, const char *prefix, amq_error *err)
 {
 	if (amq_checksum(f->bytes, f->payload_size) != amq_load64le(f->bytes + OFF_CHECKSUM))
 		return amq_fail(err, AMQ_INVALID_FILTER,
 				"the stored bytes were damaged or edited; rebuild the filter",
-				"invalid amq filter: checksum mismatch");
-	if (f->kind == AMQ_KIND_BLOOM) {
-		if (!tail_is_zero(f, f->cells))
-			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-					"invalid amq filter: bits set past the end of the filter");
-		return AMQ_OK;
+				"%schecksum mismatch", prefix);
+	const amq_variant *v = amq_variant_of(f);
+	return v->verify != NULL ? v->verify(f, prefix, err) : AMQ_OK;
+}
+
+amq_status amq_filter_verify(const amq_filter *f, amq_error *err)
+{
+	return verify_filter(f, DEFAULT_PREFIX, err);
+}
+
+amq_status amq_filter_read(amq_filter *f, const void *buf, size_t size, amq_kind kind, bool trusted,
+			   const char *function, const char *argument, amq_error *err)
+{
+	char prefix[96];
+	snprintf(prefix, sizeof(prefix), "%s: %s: ", function, argument);
+	amq_status st = open_filter(f, buf, size, prefix, err);
+	if (st == AMQ_OK && f->kind != kind) {
+		amq_error detail;
+		amq_filter_expect(f, kind, &detail);
+		st = amq_fail(err, detail.status, detail.hint, "%s%s", prefix, detail.message);
 	}
-	uint64_t slots = f->cells * AMQ_CUCKOO_SLOTS, occupied = 0;
-	if (!tail_is_zero(f, slots * f->hashes))
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-				"invalid amq filter: bits set past the last cuckoo slot");
-	for (uint64_t s = 0; s < slots; s++)
-		occupied += cuckoo_slot(f, s) != 0;
-	if (occupied != f->items)
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
-				"invalid amq filter: header counts %llu items, slots hold %llu",
-				(unsigned long long)f->items, (unsigned long long)occupied);
-	return AMQ_OK;
+	if (st == AMQ_OK && !trusted)
+		st = verify_filter(f, prefix, err);
+	return st;
 }
 
 void amq_filter_seal(amq_filter *f)
 {
+	/* Tests seal made-up kinds and layouts too, to see them refused: with
+	 * no row, version 1 and no slots. */
+	const amq_variant *v = amq_variant_of(f);
 	uint8_t *b = f->bytes;
 	memcpy(b + OFF_MAGIC, MAGIC, sizeof(MAGIC));
-	b[OFF_VERSION] = AMQ_FORMAT_VERSION;
+	b[OFF_VERSION] = v ? v->format_version : 1;
 	b[OFF_KIND] = (uint8_t)f->kind;
 	b[OFF_LAYOUT] = (uint8_t)f->layout;
 	b[OFF_HASHES] = (uint8_t)f->hashes;
@@ -205,7 +222,7 @@ void amq_filter_seal(amq_filter *f)
 	amq_store64le(b + OFF_CELLS, f->cells);
 	amq_store64le(b + OFF_ITEMS, f->items);
 	amq_store64le(b + OFF_PAYLOAD_SIZE, f->payload_size);
-	amq_store32le(b + OFF_SLOTS, f->kind == AMQ_KIND_CUCKOO ? AMQ_CUCKOO_SLOTS : 0);
+	amq_store32le(b + OFF_SLOTS, v ? v->slots : 0);
 	memset(b + OFF_RESERVED, 0, OFF_CHECKSUM - OFF_RESERVED);
 	amq_store64le(b + OFF_CHECKSUM, amq_checksum(b, f->payload_size));
 }
@@ -214,12 +231,11 @@ amq_status amq_filter_expect(const amq_filter *f, amq_kind kind, amq_error *err)
 {
 	if (f->kind == kind)
 		return AMQ_OK;
-	if (kind == AMQ_KIND_BLOOM)
-		return amq_fail(err, AMQ_WRONG_KIND,
-				"use the cuckoo_* functions for cuckoo filters",
-				"expected a bloom filter, got a cuckoo filter");
-	return amq_fail(err, AMQ_WRONG_KIND, "use the bloom_* functions for bloom filters",
-			"expected a cuckoo filter, got a bloom filter");
+	const char *want = amq_kind_name(kind), *got = amq_kind_name(f->kind);
+	char hint[96];
+	snprintf(hint, sizeof(hint), "use the %s_* functions for %s filters", got, got);
+	return amq_fail(err, AMQ_WRONG_KIND, hint, "expected a %s filter, got a %s filter", want,
+			got);
 }
 
 amq_status amq_check_size(amq_kind kind, amq_layout layout, uint32_t hashes, uint64_t cells,
@@ -229,11 +245,11 @@ amq_status amq_check_size(amq_kind kind, amq_layout layout, uint32_t hashes, uin
 	if (*payload_size != 0 && *payload_size <= AMQ_MAX_FILTER_BYTES - AMQ_HEADER_BYTES)
 		return AMQ_OK;
 	/* The payload size is 0 when the cell count alone is past any limit. */
-	double bits =
-	    kind == AMQ_KIND_BLOOM ? (double)cells : (double)cells * AMQ_CUCKOO_SLOTS * hashes;
+	const amq_variant *v = amq_variant_find(kind, layout);
+	double bits = (double)cells * v->cell_bits(hashes);
 	return amq_fail(err, AMQ_TOO_LARGE, "lower the capacity or raise the fpr",
-			"%s filter would need %.0f bytes, more than the 1 GiB limit",
-			kind == AMQ_KIND_BLOOM ? "bloom" : "cuckoo", bits / 8.0 + AMQ_HEADER_BYTES);
+			"%s filter would need %.0f bytes, more than the 1 GiB limit", v->kind_name,
+			bits / 8.0 + AMQ_HEADER_BYTES);
 }
 
 amq_status amq_filter_allocate(amq_filter *f, amq_kind kind, amq_layout layout, uint32_t hashes,
@@ -284,34 +300,4 @@ void amq_filter_free(amq_filter *f, const amq_allocator *a)
 		a->free(a->ctx, f->bytes);
 	f->bytes = NULL;
 	f->payload = NULL;
-}
-
-size_t amq_filter_info_json(const amq_filter *f, char *out, size_t cap)
-{
-	int n;
-	if (f->kind == AMQ_KIND_BLOOM) {
-		double estimate = amq_bloom_estimate_items(f);
-		n = snprintf(
-		    out, cap,
-		    "{\"kind\":\"bloom\",\"layout\":\"%s\",\"bits\":%llu,\"hashes\":%u,"
-		    "\"items\":%llu,\"bytes\":%zu,\"bits_set\":%llu,\"estimated_items\":%.0f,"
-		    "\"expected_fpr\":%.6g,\"seed\":%llu,\"format_version\":%d}",
-		    f->layout == AMQ_LAYOUT_BLOCKED ? "blocked" : "classic",
-		    (unsigned long long)f->cells, f->hashes, (unsigned long long)f->items, f->size,
-		    (unsigned long long)amq_bloom_bits_set(f), estimate, amq_bloom_expected_fpr(f),
-		    (unsigned long long)f->seed, AMQ_FORMAT_VERSION);
-	} else {
-		n = snprintf(
-		    out, cap,
-		    "{\"kind\":\"cuckoo\",\"buckets\":%llu,\"slots\":%d,\"fingerprint_bits\":%u,"
-		    "\"total_slots\":%llu,\"items\":%llu,\"load_factor\":%.6g,\"bytes\":%zu,"
-		    "\"expected_fpr\":%.6g,\"seed\":%llu,\"format_version\":%d}",
-		    (unsigned long long)f->cells, AMQ_CUCKOO_SLOTS, f->hashes,
-		    (unsigned long long)(f->cells * AMQ_CUCKOO_SLOTS), (unsigned long long)f->items,
-		    amq_cuckoo_load(f), f->size, amq_cuckoo_expected_fpr(f),
-		    (unsigned long long)f->seed, AMQ_FORMAT_VERSION);
-	}
-	if (n < 0)
-		n = 0;
-	return cap == 0 ? (size_t)n : ((size_t)n < cap ? (size_t)n : cap - 1);
 }

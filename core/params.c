@@ -56,8 +56,16 @@ amq_status amq_parse_layout(amq_kind kind, const char *name, size_t len, amq_lay
 			*out = AMQ_LAYOUT_CLASSIC;
 			return AMQ_OK;
 		}
+		if (is_word(name, len, "counting")) {
+			*out = AMQ_LAYOUT_COUNTING;
+			return AMQ_OK;
+		}
+		if (is_word(name, len, "scalable")) {
+			*out = AMQ_LAYOUT_SCALABLE;
+			return AMQ_OK;
+		}
 		return amq_fail(err, AMQ_INVALID_ARGUMENT,
-				"use 'blocked' (the default) or 'classic'",
+				"use 'blocked' (the default), 'classic', 'counting' or 'scalable'",
 				"unknown bloom layout '%.*s'", shown, name);
 	case AMQ_KIND_CUCKOO:
 		if (is_word(name, len, "b4")) {

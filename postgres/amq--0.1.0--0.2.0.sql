@@ -1,6 +1,9 @@
 -- amq 0.1.0 -> 0.2.0: Bloom filters made through SQL are blocked by default,
--- and the aggregates take a layout as a 4th argument. Stored filters of every
--- 0.1.0 kind and layout read unchanged; the format version is still 1.
+-- the aggregates take a layout as a 4th argument, the counting layout brings
+-- bloom_delete and bloom_frequency, and the scalable layout bloom_new with an
+-- expansion. Stored filters of every 0.1.0 kind
+-- and layout read unchanged and are written unchanged (format version 1);
+-- only the new layouts are written as format version 2.
 
 \echo Use "ALTER EXTENSION amq UPDATE TO '0.2.0'" to load this file. \quit
 
@@ -27,3 +30,16 @@ CREATE AGGREGATE cuckoo_agg(anycompatible, float8, bigint, text) (
 	COMBINEFUNC = amq_agg_combine, SERIALFUNC = amq_agg_serialize,
 	DESERIALFUNC = amq_agg_deserialize, PARALLEL = SAFE
 );
+
+-- The counting Bloom filter (layout 'counting', format version 2): delete a
+-- value that was added, and how often a value was added.
+CREATE FUNCTION bloom_delete(filter bloom, value anycompatible) RETURNS bloom
+	AS 'MODULE_PATHNAME', 'amq_pg_bloom_delete' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100;
+CREATE FUNCTION bloom_frequency(filter bloom, value anycompatible) RETURNS bigint
+	AS 'MODULE_PATHNAME', 'amq_pg_bloom_frequency' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1;
+
+-- The scalable Bloom filter (layout 'scalable', format version 2): a chain
+-- that grows by expansion times per link.
+CREATE FUNCTION bloom_new(capacity bigint, fpr float8, layout text, expansion integer)
+	RETURNS bloom
+	AS 'MODULE_PATHNAME', 'amq_pg_bloom_new' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;

@@ -91,6 +91,19 @@ CREATE FUNCTION bloom_fpr(filter bloom) RETURNS float8
 CREATE FUNCTION bloom_info(filter bloom) RETURNS jsonb
 	AS 'MODULE_PATHNAME', 'amq_pg_bloom_info' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
 
+-- The counting Bloom filter (layout 'counting', format version 2): delete a
+-- value that was added, and how often a value was added.
+CREATE FUNCTION bloom_delete(filter bloom, value anycompatible) RETURNS bloom
+	AS 'MODULE_PATHNAME', 'amq_pg_bloom_delete' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100;
+CREATE FUNCTION bloom_frequency(filter bloom, value anycompatible) RETURNS bigint
+	AS 'MODULE_PATHNAME', 'amq_pg_bloom_frequency' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1;
+
+-- The scalable Bloom filter (layout 'scalable', format version 2): a chain
+-- that grows by expansion times per link.
+CREATE FUNCTION bloom_new(capacity bigint, fpr float8, layout text, expansion integer)
+	RETURNS bloom
+	AS 'MODULE_PATHNAME', 'amq_pg_bloom_new' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
+
 -- filter @> value and value <@ filter: bloom_contains.
 CREATE OPERATOR @> (
 	LEFTARG = bloom, RIGHTARG = anycompatible, FUNCTION = bloom_contains,

@@ -24,6 +24,28 @@
 	extern PGDLLEXPORT Datum name(PG_FUNCTION_ARGS);                                           \
 	PG_FUNCTION_INFO_V1(name)
 
+/*
+ * What a generic SQL function needs to know about the one SQL name it is
+ * serving: the kind of filter it takes and the name its messages start with.
+ */
+typedef struct amq_pg_call {
+	amq_kind kind;
+	const char *name;
+} amq_pg_call;
+
+/*
+ * Defines the V1 entry point `symbol` as the generic implementation
+ * `generic(fcinfo, call)` for one kind: one macro line per kind and SQL
+ * function, as hstore does for its versions, so the C code is written once.
+ */
+#define AMQ_PG_KIND_FUNCTION(symbol, generic, kind, sql_name)                                      \
+	AMQ_PG_FUNCTION(symbol);                                                                   \
+	Datum symbol(PG_FUNCTION_ARGS)                                                             \
+	{                                                                                          \
+		static const amq_pg_call call = {kind, sql_name};                                  \
+		return generic(fcinfo, &call);                                                     \
+	}
+
 /* ---- errors and memory (pg_error.c) ---- */
 
 /*
@@ -49,20 +71,24 @@ amq_allocator amq_pg_allocator(MemoryContext ctx);
 /* ---- filter arguments and results (pg_filter.c) ---- */
 
 /*
- * Opens, verifies (checksum) and kind-checks the filter in bytes[0..size);
- * raises 22P02 / 22023 naming the fault. The view points into bytes.
+ * Reads the filter in bytes[0..size) with core's amq_filter_read (open, kind,
+ * verify); raises 22P02 / 22023 with a message that starts "<call name>:
+ * <arg>: ", the same as SQLite's for the same bytes. The view points into
+ * bytes.
  */
-void amq_pg_open_bytes(amq_filter *f, const void *bytes, size_t size, amq_kind kind);
+void amq_pg_open_bytes(amq_filter *f, const void *bytes, size_t size, const amq_pg_call *call,
+		       const char *arg);
 
 /* Detoasts the filter argument d and opens it read-only as above. */
-void amq_pg_read_filter(Datum d, amq_kind kind, amq_filter *f);
+void amq_pg_read_filter(Datum d, const amq_pg_call *call, const char *arg, amq_filter *f);
 
 /*
  * A fresh varlena holding a copy of the filter argument d, opened writable in
  * *f: the starting point of every function that returns a changed filter.
  * Seal *f before returning the varlena.
  */
-struct varlena *amq_pg_copy_filter(Datum d, amq_kind kind, amq_filter *f);
+struct varlena *amq_pg_copy_filter(Datum d, const amq_pg_call *call, const char *arg,
+				   amq_filter *f);
 
 /* A new varlena (in CurrentMemoryContext) holding f's bytes. */
 struct varlena *amq_pg_filter_to_varlena(const amq_filter *f);
@@ -113,12 +139,12 @@ const amq_pg_hasher *amq_pg_cached_hasher(FunctionCallInfo fcinfo, int argno);
 
 /*
  * For a probe function (contains, count): the filter argument filter_arg,
- * parsed, verified and kind-checked at most once per distinct filter value at
- * this call site (the parse is kept in fn_extra), and in *hash the hash of
- * argument value_arg with that filter's seed. Both arguments must be non-NULL.
- * The filter stays valid until the next call.
+ * read at most once per distinct filter value at this call site (the parse
+ * and its variant's probe are kept in fn_extra), and in *hash the hash of
+ * argument value_arg with that filter's seed. Both arguments must be
+ * non-NULL. The filter stays valid until the next call.
  */
 const amq_filter *amq_pg_probe(FunctionCallInfo fcinfo, int filter_arg, int value_arg,
-			       amq_kind kind, uint64 *hash);
+			       const amq_pg_call *call, amq_probe *probe, uint64 *hash);
 
 #endif

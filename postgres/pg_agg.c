@@ -16,17 +16,11 @@
 
 #include "amq_pg.h"
 
-AMQ_PG_FUNCTION(amq_pg_bloom_agg_trans);
-AMQ_PG_FUNCTION(amq_pg_cuckoo_agg_trans);
 AMQ_PG_FUNCTION(amq_pg_agg_combine);
 AMQ_PG_FUNCTION(amq_pg_agg_serialize);
 AMQ_PG_FUNCTION(amq_pg_agg_deserialize);
-AMQ_PG_FUNCTION(amq_pg_bloom_agg_final);
-AMQ_PG_FUNCTION(amq_pg_cuckoo_agg_final);
-AMQ_PG_FUNCTION(amq_pg_bloom_union_agg_trans);
 AMQ_PG_FUNCTION(amq_pg_bloom_union_agg_combine);
 AMQ_PG_FUNCTION(amq_pg_bloom_union_agg_serialize);
-AMQ_PG_FUNCTION(amq_pg_bloom_union_agg_deserialize);
 AMQ_PG_FUNCTION(amq_pg_bloom_union_agg_final);
 
 #define DEFAULT_FPR 0.01
@@ -100,14 +94,14 @@ static amq_builder *new_builder(FunctionCallInfo fcinfo, amq_kind kind, MemoryCo
 }
 
 /* Transition: add the value's hash; a NULL value only starts the builder. */
-static Datum agg_trans(FunctionCallInfo fcinfo, amq_kind kind)
+static Datum agg_trans(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	MemoryContext aggctx = aggregate_context(fcinfo);
 	amq_builder *b;
 	amq_error err;
 
 	if (PG_ARGISNULL(0))
-		b = new_builder(fcinfo, kind, aggctx);
+		b = new_builder(fcinfo, call->kind, aggctx);
 	else
 		b = (amq_builder *)PG_GETARG_POINTER(0);
 	if (!PG_ARGISNULL(1)) {
@@ -117,16 +111,6 @@ static Datum agg_trans(FunctionCallInfo fcinfo, amq_kind kind)
 		amq_pg_check(amq_builder_add(b, hash, &err), &err);
 	}
 	PG_RETURN_POINTER(b);
-}
-
-Datum amq_pg_bloom_agg_trans(PG_FUNCTION_ARGS)
-{
-	return agg_trans(fcinfo, AMQ_KIND_BLOOM);
-}
-
-Datum amq_pg_cuckoo_agg_trans(PG_FUNCTION_ARGS)
-{
-	return agg_trans(fcinfo, AMQ_KIND_CUCKOO);
 }
 
 /* A combine step with a NULL input (a worker that saw no rows): the other
@@ -192,8 +176,9 @@ Datum amq_pg_agg_deserialize(PG_FUNCTION_ARGS)
  * with the default fpr and no capacity: a valid empty filter, never NULL.
  * The builder is left as it was, so the state may be finished again.
  */
-static Datum agg_final(FunctionCallInfo fcinfo, amq_kind kind)
+static Datum agg_final(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
+	amq_kind kind = call->kind;
 	amq_builder empty, *b;
 	amq_filter f;
 	amq_error err;
@@ -218,29 +203,20 @@ static Datum agg_final(FunctionCallInfo fcinfo, amq_kind kind)
 	PG_RETURN_POINTER(result);
 }
 
-Datum amq_pg_bloom_agg_final(PG_FUNCTION_ARGS)
-{
-	return agg_final(fcinfo, AMQ_KIND_BLOOM);
-}
-
-Datum amq_pg_cuckoo_agg_final(PG_FUNCTION_ARGS)
-{
-	return agg_final(fcinfo, AMQ_KIND_CUCKOO);
-}
-
 /* A union state in aggctx: a verified, writable copy of bytes[0..size). */
-static amq_filter *new_union_state(MemoryContext aggctx, const void *bytes, size_t size)
+static amq_filter *new_union_state(MemoryContext aggctx, const void *bytes, size_t size,
+				   const amq_pg_call *call)
 {
 	amq_filter *state = MemoryContextAlloc(aggctx, sizeof(*state));
 	void *copy = MemoryContextAllocExtended(aggctx, size, MCXT_ALLOC_HUGE);
 
 	memcpy(copy, bytes, size);
-	amq_pg_open_bytes(state, copy, size, AMQ_KIND_BLOOM);
+	amq_pg_open_bytes(state, copy, size, call, "filter");
 	return state;
 }
 
-/* bloom_union_agg transition: OR the filter in; NULL filters are skipped. */
-Datum amq_pg_bloom_union_agg_trans(PG_FUNCTION_ARGS)
+/* bloom_union_agg transition: merge the filter in; NULL filters are skipped. */
+static Datum union_agg_trans(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	MemoryContext aggctx = aggregate_context(fcinfo);
 	amq_filter *state = PG_ARGISNULL(0) ? NULL : (amq_filter *)PG_GETARG_POINTER(0);
@@ -252,10 +228,10 @@ Datum amq_pg_bloom_union_agg_trans(PG_FUNCTION_ARGS)
 			PG_RETURN_NULL();
 		PG_RETURN_POINTER(state);
 	}
-	amq_pg_read_filter(PG_GETARG_DATUM(1), AMQ_KIND_BLOOM, &in);
+	amq_pg_read_filter(PG_GETARG_DATUM(1), call, "filter", &in);
 	if (state == NULL)
-		PG_RETURN_POINTER(new_union_state(aggctx, in.bytes, in.size));
-	amq_pg_check(amq_bloom_union_into(state, &in, &err), &err);
+		PG_RETURN_POINTER(new_union_state(aggctx, in.bytes, in.size, call));
+	amq_pg_check(amq_filter_union_into(state, &in, &err), &err);
 	PG_RETURN_POINTER(state);
 }
 
@@ -270,7 +246,7 @@ Datum amq_pg_bloom_union_agg_combine(PG_FUNCTION_ARGS)
 		return combine_with_null(fcinfo);
 	state = (amq_filter *)PG_GETARG_POINTER(0);
 	other = (amq_filter *)PG_GETARG_POINTER(1);
-	amq_pg_check(amq_bloom_union_into(state, other, &err), &err);
+	amq_pg_check(amq_filter_union_into(state, other, &err), &err);
 	PG_RETURN_POINTER(state);
 }
 
@@ -285,12 +261,13 @@ Datum amq_pg_bloom_union_agg_serialize(PG_FUNCTION_ARGS)
 }
 
 /* bloom_union_agg deserial: a checked copy in the aggregate context. */
-Datum amq_pg_bloom_union_agg_deserialize(PG_FUNCTION_ARGS)
+static Datum union_agg_deserialize(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	MemoryContext aggctx = aggregate_context(fcinfo);
 	bytea *bytes = PG_GETARG_BYTEA_PP(0);
 
-	PG_RETURN_POINTER(new_union_state(aggctx, VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes)));
+	PG_RETURN_POINTER(
+	    new_union_state(aggctx, VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes), call));
 }
 
 /* bloom_union_agg final: the union, or NULL when every input was NULL. */
@@ -305,3 +282,13 @@ Datum amq_pg_bloom_union_agg_final(PG_FUNCTION_ARGS)
 	amq_filter_seal(state);
 	PG_RETURN_POINTER(amq_pg_filter_to_varlena(state));
 }
+
+/* The kind-specific entry points of amq--*.sql: one line per kind. */
+AMQ_PG_KIND_FUNCTION(amq_pg_bloom_agg_trans, agg_trans, AMQ_KIND_BLOOM, "bloom_agg")
+AMQ_PG_KIND_FUNCTION(amq_pg_bloom_agg_final, agg_final, AMQ_KIND_BLOOM, "bloom_agg")
+AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_agg_trans, agg_trans, AMQ_KIND_CUCKOO, "cuckoo_agg")
+AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_agg_final, agg_final, AMQ_KIND_CUCKOO, "cuckoo_agg")
+AMQ_PG_KIND_FUNCTION(amq_pg_bloom_union_agg_trans, union_agg_trans, AMQ_KIND_BLOOM,
+		     "bloom_union_agg")
+AMQ_PG_KIND_FUNCTION(amq_pg_bloom_union_agg_deserialize, union_agg_deserialize, AMQ_KIND_BLOOM,
+		     "bloom_union_agg")

@@ -17,7 +17,7 @@
  *     indirect datum, from a detoasted slice of 64 bytes).
  * A hit costs a few comparisons. A miss detoasts the value once, copies it
  * into a 64-byte-aligned buffer (one cache line per blocked-Bloom probe),
- * verifies the checksum and the kind, and only then marks the cache valid.
+ * reads it (kind, checksum) and only then marks the cache valid.
  */
 #include "postgres.h"
 
@@ -38,6 +38,7 @@ typedef struct probe_cache {
 	uint8 header[AMQ_HEADER_BYTES];
 	void *buffer; /* allocation holding the aligned copy, in fn_mcxt */
 	amq_filter filter;
+	amq_probe probe; /* the variant's probe for filter */
 } probe_cache;
 
 /* The key of a datum that is not an on-disk TOAST pointer: length + header. */
@@ -64,7 +65,7 @@ static bool header_key(Datum d, Size *size, uint8 *header)
 }
 
 /* Replaces the cached filter by the value d: detoast, copy, verify. */
-static void fill(probe_cache *c, MemoryContext mcxt, Datum d, amq_kind kind)
+static void fill(probe_cache *c, MemoryContext mcxt, Datum d, const amq_pg_call *call)
 {
 	struct varlena *v = PG_DETOAST_DATUM_PACKED(d);
 	Size size = VARSIZE_ANY_EXHDR(v);
@@ -80,7 +81,8 @@ static void fill(probe_cache *c, MemoryContext mcxt, Datum d, amq_kind kind)
 	memcpy(aligned, VARDATA_ANY(v), size);
 	if ((Pointer)v != DatumGetPointer(d))
 		pfree(v);
-	amq_pg_open_bytes(&c->filter, aligned, size, kind);
+	amq_pg_open_bytes(&c->filter, aligned, size, call, "filter");
+	c->probe = amq_filter_probe_for(&c->filter);
 	c->size = size;
 	memcpy(c->header, aligned, AMQ_HEADER_BYTES);
 	c->valid = true;
@@ -89,7 +91,7 @@ static void fill(probe_cache *c, MemoryContext mcxt, Datum d, amq_kind kind)
 /* Lookup of an on-disk TOAST pointer: TOAST values are never changed in
  * place, so the same pointer always names the same bytes. */
 static const amq_filter *by_toast_pointer(probe_cache *c, MemoryContext mcxt, Datum d,
-					  amq_kind kind)
+					  const amq_pg_call *call)
 {
 	struct varatt_external ptr;
 
@@ -98,7 +100,7 @@ static const amq_filter *by_toast_pointer(probe_cache *c, MemoryContext mcxt, Da
 	    ptr.va_valueid == c->valueid && ptr.va_rawsize == c->rawsize &&
 	    ptr.va_extinfo == c->extinfo)
 		return &c->filter;
-	fill(c, mcxt, d, kind);
+	fill(c, mcxt, d, call);
 	c->by_toast_pointer = true;
 	c->toastrelid = ptr.va_toastrelid;
 	c->valueid = ptr.va_valueid;
@@ -109,7 +111,8 @@ static const amq_filter *by_toast_pointer(probe_cache *c, MemoryContext mcxt, Da
 
 /* Lookup of any other datum: the same length and header (whose checksum
  * covers the payload) mean the same filter. */
-static const amq_filter *by_header(probe_cache *c, MemoryContext mcxt, Datum d, amq_kind kind)
+static const amq_filter *by_header(probe_cache *c, MemoryContext mcxt, Datum d,
+				   const amq_pg_call *call)
 {
 	Size size;
 	uint8 header[AMQ_HEADER_BYTES];
@@ -117,13 +120,13 @@ static const amq_filter *by_header(probe_cache *c, MemoryContext mcxt, Datum d, 
 	if (c->valid && !c->by_toast_pointer && header_key(d, &size, header) && size == c->size &&
 	    memcmp(header, c->header, AMQ_HEADER_BYTES) == 0)
 		return &c->filter;
-	fill(c, mcxt, d, kind);
+	fill(c, mcxt, d, call);
 	c->by_toast_pointer = false;
 	return &c->filter;
 }
 
 const amq_filter *amq_pg_probe(FunctionCallInfo fcinfo, int filter_arg, int value_arg,
-			       amq_kind kind, uint64 *hash)
+			       const amq_pg_call *call, amq_probe *probe, uint64 *hash)
 {
 	FmgrInfo *flinfo = fcinfo->flinfo;
 	probe_cache *c = flinfo->fn_extra;
@@ -139,9 +142,10 @@ const amq_filter *amq_pg_probe(FunctionCallInfo fcinfo, int filter_arg, int valu
 		c->hasher_ready = true;
 	}
 	if (VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(filter)))
-		f = by_toast_pointer(c, flinfo->fn_mcxt, filter, kind);
+		f = by_toast_pointer(c, flinfo->fn_mcxt, filter, call);
 	else
-		f = by_header(c, flinfo->fn_mcxt, filter, kind);
+		f = by_header(c, flinfo->fn_mcxt, filter, call);
+	*probe = c->probe;
 	*hash = amq_pg_hash_value(&c->hasher, PG_GETARG_DATUM(value_arg), f->seed);
 	return f;
 }

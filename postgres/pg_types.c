@@ -13,22 +13,6 @@
 
 #include "amq_pg.h"
 
-AMQ_PG_FUNCTION(amq_pg_bloom_in);
-AMQ_PG_FUNCTION(amq_pg_bloom_out);
-AMQ_PG_FUNCTION(amq_pg_bloom_recv);
-AMQ_PG_FUNCTION(amq_pg_bloom_send);
-AMQ_PG_FUNCTION(amq_pg_bloom_from_bytea);
-AMQ_PG_FUNCTION(amq_pg_cuckoo_in);
-AMQ_PG_FUNCTION(amq_pg_cuckoo_out);
-AMQ_PG_FUNCTION(amq_pg_cuckoo_recv);
-AMQ_PG_FUNCTION(amq_pg_cuckoo_send);
-AMQ_PG_FUNCTION(amq_pg_cuckoo_from_bytea);
-
-static const char *kind_name(amq_kind kind)
-{
-	return kind == AMQ_KIND_BLOOM ? "bloom" : "cuckoo";
-}
-
 /* Value of one hex digit, or -1. */
 static int hex_value(char c)
 {
@@ -41,9 +25,10 @@ static int hex_value(char c)
 	return -1;
 }
 
-/* Parses \x + hex (either case) into a checked filter varlena of kind. */
-static Datum filter_in(const char *text, amq_kind kind)
+/* Parses \x + hex (either case) into a checked filter varlena of the kind. */
+static Datum filter_in(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
+	const char *text = PG_GETARG_CSTRING(0);
 	size_t len = strlen(text), digits, size;
 	struct varlena *v;
 	uint8 *out;
@@ -53,14 +38,14 @@ static Datum filter_in(const char *text, amq_kind kind)
 		ereport(
 		    ERROR, errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 		    errmsg("invalid input syntax for type %s: value does not start with \"\\x\"",
-			   kind_name(kind)),
+			   call->name),
 		    errhint("Write a filter as \\x followed by the hexadecimal digits of its "
 			    "bytes."));
 	digits = len - 2;
 	if (digits % 2 != 0)
 		ereport(ERROR, errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 			errmsg("invalid input syntax for type %s: odd number of hexadecimal digits",
-			       kind_name(kind)));
+			       call->name));
 	size = digits / 2;
 	v = palloc_extended(VARHDRSZ + size, MCXT_ALLOC_HUGE);
 	SET_VARSIZE(v, VARHDRSZ + size);
@@ -72,16 +57,17 @@ static Datum filter_in(const char *text, amq_kind kind)
 			ereport(ERROR, errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 				errmsg("invalid input syntax for type %s: invalid hexadecimal "
 				       "digit at position %zu",
-				       kind_name(kind), 3 + 2 * i + (hi < 0 ? 0 : 1)));
+				       call->name, 3 + 2 * i + (hi < 0 ? 0 : 1)));
 		out[i] = (uint8)(hi << 4 | lo);
 	}
-	amq_pg_open_bytes(&f, out, size, kind);
+	amq_pg_open_bytes(&f, out, size, call, "input");
 	PG_RETURN_POINTER(v);
 }
 
 /* \x + lower-case hex of the filter's bytes. */
-static Datum filter_out(Datum d)
+static Datum filter_out(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
+	Datum d = PG_GETARG_DATUM(0);
 	static const char digits[] = "0123456789abcdef";
 	struct varlena *v = PG_DETOAST_DATUM_PACKED(d);
 	const uint8 *bytes = (const uint8 *)VARDATA_ANY(v);
@@ -104,23 +90,24 @@ static Datum filter_out(Datum d)
 	PG_RETURN_CSTRING(text);
 }
 
-/* The rest of the message buffer, checked, as a filter varlena of kind. */
-static Datum filter_recv(StringInfo buf, amq_kind kind)
+/* The rest of the message buffer, checked, as a filter varlena of the kind. */
+static Datum filter_recv(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
+	StringInfo buf = (StringInfo)PG_GETARG_POINTER(0);
 	size_t size = (size_t)(buf->len - buf->cursor);
 	struct varlena *v = palloc_extended(VARHDRSZ + size, MCXT_ALLOC_HUGE);
 	amq_filter f;
 
 	SET_VARSIZE(v, VARHDRSZ + size);
 	pq_copymsgbytes(buf, VARDATA(v), (int)size);
-	amq_pg_open_bytes(&f, VARDATA(v), size, kind);
+	amq_pg_open_bytes(&f, VARDATA(v), size, call, "binary input");
 	PG_RETURN_POINTER(v);
 }
 
 /* The filter's bytes as they are. */
-static Datum filter_send(Datum d)
+static Datum filter_send(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
-	struct varlena *v = PG_DETOAST_DATUM_PACKED(d);
+	struct varlena *v = PG_DETOAST_DATUM_PACKED(PG_GETARG_DATUM(0));
 	StringInfoData buf;
 
 	pq_begintypsend(&buf);
@@ -128,62 +115,25 @@ static Datum filter_send(Datum d)
 	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
 }
 
-/* bytea to filter: the same bytes once they check out as a filter of kind. */
-static Datum filter_from_bytea(Datum d, amq_kind kind)
+/* bytea to filter: the same bytes once they check out as a filter of the kind. */
+static Datum filter_from_bytea(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
-	struct varlena *v = PG_DETOAST_DATUM(d);
+	struct varlena *v = PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
 	amq_filter f;
 
-	amq_pg_open_bytes(&f, VARDATA(v), VARSIZE(v) - VARHDRSZ, kind);
+	amq_pg_open_bytes(&f, VARDATA(v), VARSIZE(v) - VARHDRSZ, call, "bytea");
 	PG_RETURN_POINTER(v);
 }
 
-Datum amq_pg_bloom_in(PG_FUNCTION_ARGS)
-{
-	return filter_in(PG_GETARG_CSTRING(0), AMQ_KIND_BLOOM);
-}
-
-Datum amq_pg_bloom_out(PG_FUNCTION_ARGS)
-{
-	return filter_out(PG_GETARG_DATUM(0));
-}
-
-Datum amq_pg_bloom_recv(PG_FUNCTION_ARGS)
-{
-	return filter_recv((StringInfo)PG_GETARG_POINTER(0), AMQ_KIND_BLOOM);
-}
-
-Datum amq_pg_bloom_send(PG_FUNCTION_ARGS)
-{
-	return filter_send(PG_GETARG_DATUM(0));
-}
-
-Datum amq_pg_bloom_from_bytea(PG_FUNCTION_ARGS)
-{
-	return filter_from_bytea(PG_GETARG_DATUM(0), AMQ_KIND_BLOOM);
-}
-
-Datum amq_pg_cuckoo_in(PG_FUNCTION_ARGS)
-{
-	return filter_in(PG_GETARG_CSTRING(0), AMQ_KIND_CUCKOO);
-}
-
-Datum amq_pg_cuckoo_out(PG_FUNCTION_ARGS)
-{
-	return filter_out(PG_GETARG_DATUM(0));
-}
-
-Datum amq_pg_cuckoo_recv(PG_FUNCTION_ARGS)
-{
-	return filter_recv((StringInfo)PG_GETARG_POINTER(0), AMQ_KIND_CUCKOO);
-}
-
-Datum amq_pg_cuckoo_send(PG_FUNCTION_ARGS)
-{
-	return filter_send(PG_GETARG_DATUM(0));
-}
-
-Datum amq_pg_cuckoo_from_bytea(PG_FUNCTION_ARGS)
-{
-	return filter_from_bytea(PG_GETARG_DATUM(0), AMQ_KIND_CUCKOO);
-}
+/* The entry points of amq--*.sql: one line per type and function. The name
+ * starts the messages: "bloom: input: checksum mismatch". */
+AMQ_PG_KIND_FUNCTION(amq_pg_bloom_in, filter_in, AMQ_KIND_BLOOM, "bloom")
+AMQ_PG_KIND_FUNCTION(amq_pg_bloom_out, filter_out, AMQ_KIND_BLOOM, "bloom")
+AMQ_PG_KIND_FUNCTION(amq_pg_bloom_recv, filter_recv, AMQ_KIND_BLOOM, "bloom")
+AMQ_PG_KIND_FUNCTION(amq_pg_bloom_send, filter_send, AMQ_KIND_BLOOM, "bloom")
+AMQ_PG_KIND_FUNCTION(amq_pg_bloom_from_bytea, filter_from_bytea, AMQ_KIND_BLOOM, "bloom")
+AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_in, filter_in, AMQ_KIND_CUCKOO, "cuckoo")
+AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_out, filter_out, AMQ_KIND_CUCKOO, "cuckoo")
+AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_recv, filter_recv, AMQ_KIND_CUCKOO, "cuckoo")
+AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_send, filter_send, AMQ_KIND_CUCKOO, "cuckoo")
+AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_from_bytea, filter_from_bytea, AMQ_KIND_CUCKOO, "cuckoo")

@@ -10,6 +10,8 @@ RESET client_min_messages;
 CREATE TEMP TABLE good AS
 SELECT 'bloom' AS kind, bloom_agg(x)::bytea AS bytes FROM generate_series(1, 40) x
 UNION ALL SELECT 'blocked', bloom_add(bloom_new(100, 0.01, 'blocked'), 5)::bytea
+UNION ALL SELECT 'counting', bloom_agg(x % 7, 0.1, 20, 'counting')::bytea FROM generate_series(1, 40) x
+UNION ALL SELECT 'scalable', bloom_agg(x, 0.1, 8, 'scalable')::bytea FROM generate_series(1, 40) x
 UNION ALL SELECT 'cuckoo', cuckoo_agg(x)::bytea FROM generate_series(1, 40) x;
 
 -- Parses bytes as the named type; 'ok' or the SQLSTATE of the refusal.
@@ -91,3 +93,15 @@ WHERE bloom_contains(f, 3);
 
 -- The backend is still alive and well.
 SELECT bloom_contains(bloom_agg(x), 3) AS alive FROM generate_series(1, 10) x;
+-- Counting and scalable filters damaged behind the input checks: their own
+-- functions verify too, and a scalable chain with a damaged link table is
+-- refused when it opens, before the checksum is read.
+CREATE TEMP TABLE damaged_new AS
+SELECT pg_temp.unchecked_bloom(set_byte(c.bytes, 70, get_byte(c.bytes, 70) # 1)) AS counting,
+       pg_temp.unchecked_bloom(set_byte(s.bytes, 200, get_byte(s.bytes, 200) # 1)) AS scalable
+FROM good c, good s WHERE c.kind = 'counting' AND s.kind = 'scalable';
+SELECT bloom_delete(counting, 1) FROM damaged_new;
+SELECT bloom_frequency(counting, 1) FROM damaged_new;
+SELECT bloom_contains(scalable, 1) FROM damaged_new;
+SELECT bloom_add(scalable, 1000) FROM damaged_new;
+SELECT bloom_info(scalable) FROM damaged_new;

@@ -24,6 +24,9 @@ SELECT bloom_agg(i)::bytea AS b_int, bloom_agg(s, 0.001)::bytea AS b_text,
        bloom_agg(i, 0.01, NULL, 'classic')::bytea AS b_classic,
        bloom_agg(s, 0.02, 300000, 'classic')::bytea AS b_classic_capacity,
        cuckoo_agg(i, 0.01, NULL, 'b4')::bytea AS c_b4,
+       bloom_agg(g, 0.01, NULL, 'counting')::bytea AS b_counting,
+       bloom_agg(g, 0.01, 2000, 'counting')::bytea AS b_counting_capacity,
+       bloom_agg(i, 0.01, 10000, 'scalable')::bytea AS b_scalable,
        (SELECT bloom_union_agg(f)::bytea FROM par_filters) AS b_union,
        (SELECT bloom_agg(i)::bytea FROM par_rows WHERE i = 77) AS b_one_row,
        (SELECT md5(string_agg(f::text, ',' ORDER BY g))
@@ -53,6 +56,8 @@ END $$;
 SELECT pg_temp.workers('SELECT bloom_agg(i), cuckoo_agg(s) FROM par_rows');
 SELECT pg_temp.workers('SELECT bloom_union_agg(f) FROM par_filters');
 SELECT pg_temp.workers($$SELECT bloom_agg(i, 0.01, NULL, 'classic') FROM par_rows$$);
+SELECT pg_temp.workers($$SELECT bloom_agg(g, 0.01, NULL, 'counting'),
+                                bloom_agg(i, 0.01, 10000, 'scalable') FROM par_rows$$);
 
 -- Same bytes as serial.
 SELECT bloom_agg(i)::bytea = (SELECT b_int FROM par_serial) AS b_int,
@@ -66,6 +71,17 @@ SELECT bloom_agg(i, 0.01, NULL, 'classic')::bytea = (SELECT b_classic FROM par_s
        bloom_agg(s, 0.02, 300000, 'classic')::bytea
          = (SELECT b_classic_capacity FROM par_serial) AS b_classic_capacity,
        cuckoo_agg(i, 0.01, NULL, 'b4')::bytea = (SELECT c_b4 FROM par_serial) AS c_b4
+FROM par_rows;
+-- Counting (every row counted, with and without a capacity) and scalable (a
+-- chain grown from 10,000 to hold 200,000 values) too.
+SELECT bloom_agg(g, 0.01, NULL, 'counting')::bytea = (SELECT b_counting FROM par_serial)
+         AS b_counting,
+       bloom_agg(g, 0.01, 2000, 'counting')::bytea = (SELECT b_counting_capacity FROM par_serial)
+         AS b_counting_capacity,
+       bloom_frequency(bloom_agg(g, 0.01, NULL, 'counting'), 7) >= 200 AS frequency_all_rows,
+       bloom_agg(i, 0.01, 10000, 'scalable')::bytea = (SELECT b_scalable FROM par_serial)
+         AS b_scalable,
+       jsonb_array_length(bloom_info(bloom_agg(i, 0.01, 10000, 'scalable'))->'links') AS links
 FROM par_rows;
 SELECT bloom_union_agg(f)::bytea = (SELECT b_union FROM par_serial) AS b_union FROM par_filters;
 -- One matching row: the other workers' states are NULL and combine skips them.

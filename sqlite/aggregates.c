@@ -25,15 +25,15 @@ static bool given(int argc, sqlite3_value **argv, int i)
 }
 
 /* Initialises b from the optional fpr, capacity and layout arguments. */
-static bool start_builder(sqlite3_context *ctx, int argc, sqlite3_value **argv, amq_kind kind,
-			  amq_builder *b)
+static bool start_builder(sqlite3_context *ctx, int argc, sqlite3_value **argv, amq_builder *b)
 {
+	amq_kind kind = fn_kind(ctx);
 	double fpr = 0.01;
 	uint64_t capacity = 0;
 	amq_layout layout = amq_default_layout(kind);
 	if ((argc > 1 && !fpr_argument(ctx, argv[1], &fpr)) ||
 	    (given(argc, argv, 2) && !capacity_argument(ctx, argv[2], &capacity)) ||
-	    (given(argc, argv, 3) && !layout_argument(ctx, argv[3], kind, &layout)))
+	    (given(argc, argv, 3) && !layout_argument(ctx, argv[3], &layout)))
 		return false;
 	amq_error err;
 	if (amq_builder_init(b, kind, layout, fpr, capacity, AMQ_DEFAULT_SEED,
@@ -45,7 +45,7 @@ static bool start_builder(sqlite3_context *ctx, int argc, sqlite3_value **argv, 
 }
 
 /* xStep of bloom_agg and cuckoo_agg. */
-static void builder_step(sqlite3_context *ctx, int argc, sqlite3_value **argv, amq_kind kind)
+void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	struct builder_state *s = sqlite3_aggregate_context(ctx, sizeof(*s));
 	if (s == NULL) {
@@ -55,7 +55,7 @@ static void builder_step(sqlite3_context *ctx, int argc, sqlite3_value **argv, a
 	if (s->failed)
 		return;
 	if (!s->started) {
-		if (!start_builder(ctx, argc, argv, kind, &s->builder)) {
+		if (!start_builder(ctx, argc, argv, &s->builder)) {
 			s->failed = true;
 			return;
 		}
@@ -88,8 +88,9 @@ static void result_finished(sqlite3_context *ctx, amq_builder *b)
 }
 
 /* xFinal of bloom_agg and cuckoo_agg. */
-static void builder_final(sqlite3_context *ctx, amq_kind kind)
+void agg_final(sqlite3_context *ctx)
 {
+	amq_kind kind = fn_kind(ctx);
 	struct builder_state *s = sqlite3_aggregate_context(ctx, 0);
 	if (s != NULL && s->started) {
 		if (!s->failed)
@@ -111,33 +112,13 @@ static void builder_final(sqlite3_context *ctx, amq_kind kind)
 	amq_builder_free(&empty);
 }
 
-void bloom_agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
-{
-	builder_step(ctx, argc, argv, AMQ_KIND_BLOOM);
-}
-
-void bloom_agg_final(sqlite3_context *ctx)
-{
-	builder_final(ctx, AMQ_KIND_BLOOM);
-}
-
-void cuckoo_agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
-{
-	builder_step(ctx, argc, argv, AMQ_KIND_CUCKOO);
-}
-
-void cuckoo_agg_final(sqlite3_context *ctx)
-{
-	builder_final(ctx, AMQ_KIND_CUCKOO);
-}
-
 struct union_state {
 	bool started; /* acc holds a copy of the first non-NULL filter */
 	amq_filter acc;
 };
 
-/* xStep of bloom_union_agg: ORs each non-NULL filter into the first. */
-void bloom_union_agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+/* xStep of bloom_union_agg: merges each non-NULL filter into the first. */
+void union_agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	(void)argc;
 	if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
@@ -149,7 +130,7 @@ void bloom_union_agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	}
 	amq_filter f;
 	amq_error err;
-	if (!filter_argument(ctx, argv[0], "filter", AMQ_KIND_BLOOM, &f))
+	if (!filter_argument(ctx, argv[0], "filter", &f))
 		return;
 	if (!s->started) {
 		if (amq_filter_clone(&s->acc, &f, &amq_sqlite_allocator, &err) != AMQ_OK) {
@@ -159,12 +140,12 @@ void bloom_union_agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		s->started = true;
 		return;
 	}
-	if (amq_bloom_union_into(&s->acc, &f, &err) != AMQ_OK)
+	if (amq_filter_union_into(&s->acc, &f, &err) != AMQ_OK)
 		report_core_error(ctx, &err);
 }
 
 /* xFinal of bloom_union_agg: the union, or NULL when no filter came in. */
-void bloom_union_agg_final(sqlite3_context *ctx)
+void union_agg_final(sqlite3_context *ctx)
 {
 	struct union_state *s = sqlite3_aggregate_context(ctx, 0);
 	if (s == NULL || !s->started)

@@ -40,6 +40,11 @@ const char *fn_name(sqlite3_context *ctx)
 	return function_data(ctx)->name;
 }
 
+amq_kind fn_kind(sqlite3_context *ctx)
+{
+	return function_data(ctx)->kind;
+}
+
 const char *value_type_name(sqlite3_value *v)
 {
 	switch (sqlite3_value_type(v)) {
@@ -124,8 +129,7 @@ bool hash_value(sqlite3_context *ctx, sqlite3_value *v, uint64_t seed, uint64_t 
 	return hash_typed(ctx, v, sqlite3_value_type(v), seed, out);
 }
 
-bool filter_argument(sqlite3_context *ctx, sqlite3_value *v, const char *name, amq_kind kind,
-		     amq_filter *f)
+bool filter_argument(sqlite3_context *ctx, sqlite3_value *v, const char *name, amq_filter *f)
 {
 	if (sqlite3_value_type(v) != SQLITE_BLOB) {
 		report_usage_error(ctx, "%s must be a blob, got %s", name, value_type_name(v));
@@ -133,14 +137,6 @@ bool filter_argument(sqlite3_context *ctx, sqlite3_value *v, const char *name, a
 	}
 	const void *bytes = sqlite3_value_blob(v);
 	size_t size = (size_t)sqlite3_value_bytes(v);
-	amq_error err;
-	/* The kind is checked before the O(size) verification so that a wrong
-	 * kind is reported as such and costs nothing. */
-	if (amq_filter_open(f, bytes, size, &err) != AMQ_OK ||
-	    amq_filter_expect(f, kind, &err) != AMQ_OK) {
-		report_core_error(ctx, &err);
-		return false;
-	}
 	/* Bytes identical to a filter that passed need no second look
 	 * (verification is a function of the bytes alone), and comparing them
 	 * with the connection's kept copy is cheaper than a cuckoo filter's
@@ -148,7 +144,7 @@ bool filter_argument(sqlite3_context *ctx, sqlite3_value *v, const char *name, a
 	 * checksum. A Bloom filter past the caches verifies in one pass at the
 	 * speed of reading it, where the compare reads it and the copy. */
 	bool recognise = false;
-	switch (kind) {
+	switch (fn_kind(ctx)) {
 	case AMQ_KIND_BLOOM:
 		recognise = size <= CACHED_BLOOM_BYTES;
 		break;
@@ -157,20 +153,21 @@ bool filter_argument(sqlite3_context *ctx, sqlite3_value *v, const char *name, a
 		break;
 	}
 	struct amq_connection *conn = function_data(ctx)->conn;
-	if (recognise && connection_knows_verified(conn, bytes, size))
-		return true;
-	if (amq_filter_verify(f, &err) != AMQ_OK) {
+	bool trusted = recognise && connection_knows_verified(conn, bytes, size);
+	amq_error err;
+	if (amq_filter_read(f, bytes, size, fn_kind(ctx), trusted, fn_name(ctx), name, &err) !=
+	    AMQ_OK) {
 		report_core_error(ctx, &err);
 		return false;
 	}
-	if (recognise)
+	if (recognise && !trusted)
 		connection_remember_verified(conn, bytes, size);
 	return true;
 }
 
-bool filter_unless_null(sqlite3_context *ctx, sqlite3_value *v, amq_kind kind, amq_filter *f)
+bool filter_unless_null(sqlite3_context *ctx, sqlite3_value *v, amq_filter *f)
 {
-	return sqlite3_value_type(v) != SQLITE_NULL && filter_argument(ctx, v, "filter", kind, f);
+	return sqlite3_value_type(v) != SQLITE_NULL && filter_argument(ctx, v, "filter", f);
 }
 
 /*
@@ -197,11 +194,11 @@ static inline bool cache_holds(const struct filter_cache *cache, sqlite3_value *
  * statement's auxiliary data; NULL (the error set) when that fails. Kept
  * out of line: it runs once per statement, and inlined its stack frame
  * would cost every row. */
-static __attribute__((noinline)) const struct filter_cache *
-cache_filter(sqlite3_context *ctx, sqlite3_value *v, amq_kind kind)
+static __attribute__((noinline)) const struct filter_cache *cache_filter(sqlite3_context *ctx,
+									 sqlite3_value *v)
 {
 	amq_filter parsed;
-	if (!filter_argument(ctx, v, "filter", kind, &parsed))
+	if (!filter_argument(ctx, v, "filter", &parsed))
 		return NULL;
 	struct filter_cache *cache = sqlite3_malloc64(sizeof(*cache));
 	if (cache == NULL) {
@@ -211,14 +208,7 @@ cache_filter(sqlite3_context *ctx, sqlite3_value *v, amq_kind kind)
 	cache->bytes = parsed.bytes;
 	cache->size = parsed.size;
 	cache->probe.filter = parsed;
-	switch (kind) {
-	case AMQ_KIND_BLOOM:
-		cache->probe.bloom_contains = amq_bloom_probe_for(&parsed);
-		break;
-	case AMQ_KIND_CUCKOO:
-		cache->probe.bloom_contains = NULL;
-		break;
-	}
+	cache->probe.contains = amq_filter_probe_for(&parsed);
 	/* SQLite may free the cache at once (out of memory) or after this
 	 * call (argument not constant), so read it back before trusting it. */
 	sqlite3_set_auxdata(ctx, 0, cache, sqlite3_free);
@@ -228,8 +218,8 @@ cache_filter(sqlite3_context *ctx, sqlite3_value *v, amq_kind kind)
 	return cache;
 }
 
-bool probe_arguments(sqlite3_context *ctx, sqlite3_value **argv, amq_kind kind,
-		     const struct probe_filter **pf, uint64_t *hash)
+bool probe_arguments(sqlite3_context *ctx, sqlite3_value **argv, const struct probe_filter **pf,
+		     uint64_t *hash)
 {
 	/* This runs once per row: after the first row of a statement it asks
 	 * SQLite only for the value's type, the auxiliary data, the filter's
@@ -241,7 +231,7 @@ bool probe_arguments(sqlite3_context *ctx, sqlite3_value **argv, amq_kind kind,
 	if (cache == NULL || !cache_holds(cache, argv[0])) {
 		if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
 			return false;
-		cache = cache_filter(ctx, argv[0], kind);
+		cache = cache_filter(ctx, argv[0]);
 		if (cache == NULL)
 			return false;
 	}
@@ -298,7 +288,7 @@ bool capacity_argument(sqlite3_context *ctx, sqlite3_value *v, uint64_t *capacit
 	return true;
 }
 
-bool layout_argument(sqlite3_context *ctx, sqlite3_value *v, amq_kind kind, amq_layout *layout)
+bool layout_argument(sqlite3_context *ctx, sqlite3_value *v, amq_layout *layout)
 {
 	if (sqlite3_value_type(v) != SQLITE_TEXT) {
 		report_usage_error(ctx, "layout must be text, got %s", value_type_name(v));
@@ -310,8 +300,8 @@ bool layout_argument(sqlite3_context *ctx, sqlite3_value *v, amq_kind kind, amq_
 		return false;
 	}
 	amq_error err;
-	if (amq_parse_layout(kind, (const char *)name, (size_t)sqlite3_value_bytes(v), layout,
-			     &err) != AMQ_OK) {
+	if (amq_parse_layout(fn_kind(ctx), (const char *)name, (size_t)sqlite3_value_bytes(v),
+			     layout, &err) != AMQ_OK) {
 		report_core_error(ctx, &err);
 		return false;
 	}
@@ -339,7 +329,7 @@ void result_filter(sqlite3_context *ctx, amq_filter *f)
 
 void result_info(sqlite3_context *ctx, const amq_filter *f)
 {
-	char json[512]; /* core's guaranteed maximum */
+	char json[AMQ_INFO_MAX]; /* core's guaranteed maximum */
 	size_t len = amq_filter_info_json(f, json, sizeof(json));
 	sqlite3_result_text(ctx, json, (int)len, SQLITE_TRANSIENT);
 }

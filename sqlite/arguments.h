@@ -28,6 +28,9 @@ extern const amq_allocator amq_sqlite_allocator;
 /* The SQL name of the function being called (its registration user data). */
 const char *fn_name(sqlite3_context *ctx);
 
+/* The kind of filter the function being called works on (user data too). */
+amq_kind fn_kind(sqlite3_context *ctx);
+
 /* SQLite's name of v's type, as typeof() prints it. */
 const char *value_type_name(sqlite3_value *v);
 
@@ -46,36 +49,36 @@ void report_core_error(sqlite3_context *ctx, const amq_error *err);
 bool hash_value(sqlite3_context *ctx, sqlite3_value *v, uint64_t seed, uint64_t *out);
 
 /*
- * Opens a non-NULL filter argument, checks its kind and verifies it (unless
- * this connection verified these very bytes before, connection.h). *f views
- * SQLite's copy of the bytes and is valid only during this call; name is the
- * argument's name in error messages ("filter", "second filter").
+ * Reads a non-NULL filter argument of the function's kind with core's
+ * amq_filter_read: open, kind, verify (the last skipped when this connection
+ * verified these very bytes before, connection.h). *f views SQLite's copy of
+ * the bytes and is valid only during this call; name is the argument's name
+ * in error messages ("filter", "second filter").
  */
-bool filter_argument(sqlite3_context *ctx, sqlite3_value *v, const char *name, amq_kind kind,
-		     amq_filter *f);
+bool filter_argument(sqlite3_context *ctx, sqlite3_value *v, const char *name, amq_filter *f);
 
 /* The one filter argument of a function whose result is NULL for a NULL
  * filter: false, leaving the result NULL, when v is NULL; otherwise as
  * filter_argument. */
-bool filter_unless_null(sqlite3_context *ctx, sqlite3_value *v, amq_kind kind, amq_filter *f);
+bool filter_unless_null(sqlite3_context *ctx, sqlite3_value *v, amq_filter *f);
 
-/* A filter argument parsed once per statement, with the Bloom test that
- * suits it (NULL for a cuckoo filter). */
+/* A filter argument parsed once per statement, with its variant's test on
+ * this CPU (amq_filter_probe_for). */
 struct probe_filter {
 	amq_filter filter;
-	amq_bloom_probe bloom_contains;
+	amq_probe contains;
 };
 
 /*
- * The (filter, value) arguments of bloom_contains, cuckoo_contains and
- * cuckoo_count: the filter parsed, and value hashed with the filter's seed.
- * The parse is kept in the statement's auxiliary data: when the filter is a
- * bound parameter or a literal, it is opened and verified once per statement
- * and never copied. *pf stays valid until the function returns. Returns false
- * when the result is already set: an error, or NULL when either is NULL.
+ * The (filter, value) arguments of the contains and count functions: the
+ * filter parsed, and value hashed with the filter's seed. The parse is kept
+ * in the statement's auxiliary data: when the filter is a bound parameter or
+ * a literal, it is opened and verified once per statement and never copied.
+ * *pf stays valid until the function returns. Returns false when the result
+ * is already set: an error, or NULL when either is NULL.
  */
-bool probe_arguments(sqlite3_context *ctx, sqlite3_value **argv, amq_kind kind,
-		     const struct probe_filter **pf, uint64_t *hash);
+bool probe_arguments(sqlite3_context *ctx, sqlite3_value **argv, const struct probe_filter **pf,
+		     uint64_t *hash);
 
 /* A false-positive rate: an INTEGER or REAL accepted by amq_check_fpr. */
 bool fpr_argument(sqlite3_context *ctx, sqlite3_value *v, double *fpr);
@@ -83,8 +86,8 @@ bool fpr_argument(sqlite3_context *ctx, sqlite3_value *v, double *fpr);
 /* A capacity: an INTEGER (or an integral REAL) accepted by amq_check_capacity. */
 bool capacity_argument(sqlite3_context *ctx, sqlite3_value *v, uint64_t *capacity);
 
-/* A layout name of the given kind (amq_parse_layout). */
-bool layout_argument(sqlite3_context *ctx, sqlite3_value *v, amq_kind kind, amq_layout *layout);
+/* A layout name of the function's kind (amq_parse_layout). */
+bool layout_argument(sqlite3_context *ctx, sqlite3_value *v, amq_layout *layout);
 
 /* Makes f's buffer (from amq_sqlite_allocator) the result and takes it over:
  * f no longer owns a buffer afterwards, whatever happens. */

@@ -40,12 +40,14 @@ void connection_release(struct amq_connection *conn)
 	sqlite3_free(conn);
 }
 
-struct function_data *function_data_new(struct amq_connection *conn, const char *name)
+struct function_data *function_data_new(struct amq_connection *conn, const char *name,
+					amq_kind kind)
 {
 	struct function_data *fd = sqlite3_malloc64(sizeof(*fd));
 	if (fd == NULL)
 		return NULL;
 	fd->name = name;
+	fd->kind = kind;
 	fd->conn = conn;
 	conn->refs++;
 	return fd;

@@ -21,9 +21,12 @@
 
 struct amq_connection;
 
-/* What a registered function gets as sqlite3_user_data. */
+/* What a registered function gets as sqlite3_user_data: its SQL name, the
+ * kind of filter it works on (one C function serves bloom_* and cuckoo_*
+ * alike) and the connection's shared state. */
 struct function_data {
 	const char *name;
+	amq_kind kind;
 	struct amq_connection *conn;
 };
 
@@ -35,7 +38,8 @@ void connection_release(struct amq_connection *conn);
 
 /* User data for one function registration; it holds a reference to conn.
  * NULL when out of memory. */
-struct function_data *function_data_new(struct amq_connection *conn, const char *name);
+struct function_data *function_data_new(struct amq_connection *conn, const char *name,
+					amq_kind kind);
 
 /* The xDestroy of every registration: frees the user data, releases conn. */
 void function_data_free(void *data);

@@ -17,7 +17,11 @@
  *       SELECT bloom_agg(customer_id) FROM vip;          -- fpr 0.01, sized at the end
  *       SELECT bloom_agg(id, 0.001, 1000000) FROM t;     -- fixed size, constant memory
  *       SELECT bloom_agg(id, 0.01, NULL, 'classic') FROM t; -- NULL capacity: sized at the end
- *   bloom_new(capacity, fpr [, layout])    -> BLOB, layout 'blocked' (default) or 'classic'
+ *   bloom_new(capacity, fpr [, layout [, expansion]]) -> BLOB, layout 'blocked' (default),
+ *                                             'classic', 'counting' (4-bit counters: deletes,
+ *                                             frequencies) or 'scalable' (a chain of blocked
+ *                                             links that grows by expansion, default 2, and
+ *                                             keeps the compound rate below fpr)
  *       SELECT bloom_new(100000, 0.01, 'classic');
  *   bloom_add(filter, value)               -> BLOB, a copy with value added
  *       UPDATE filters SET f = bloom_add(f, 42) WHERE name = 'vip';
@@ -31,6 +35,12 @@
  *   bloom_fpr(filter)                      -> REAL, the rate an absent value sees now
  *   bloom_info(filter)                     -> TEXT, JSON
  *       SELECT bloom_count(f), bloom_fpr(f), bloom_info(f) FROM filters;
+ *   bloom_delete(filter, value)            -> BLOB, counting only: a copy with value removed
+ *                                             (unchanged if certainly absent); delete only
+ *                                             what you added
+ *   bloom_frequency(filter, value)         -> INTEGER, counting only: times value was added,
+ *                                             never less than the truth (0: absent)
+ *       UPDATE filters SET f = bloom_delete(f, 42) WHERE name = 'live';
  *
  * Cuckoo filters
  *   cuckoo_agg(value [, fpr [, capacity [, layout]]]) aggregate -> BLOB, each distinct value once,
@@ -71,38 +81,43 @@ SQLITE_EXTENSION_INIT1
 
 static const struct function_entry {
 	const char *name;
+	amq_kind kind;
 	int nargs;
 	void (*func)(sqlite3_context *, int, sqlite3_value **);
 	void (*step)(sqlite3_context *, int, sqlite3_value **);
 	void (*final)(sqlite3_context *);
 } functions[] = {
-    {"bloom_agg", 1, NULL, bloom_agg_step, bloom_agg_final},
-    {"bloom_agg", 2, NULL, bloom_agg_step, bloom_agg_final},
-    {"bloom_agg", 3, NULL, bloom_agg_step, bloom_agg_final},
-    {"bloom_agg", 4, NULL, bloom_agg_step, bloom_agg_final},
-    {"bloom_new", 2, bloom_new_func, NULL, NULL},
-    {"bloom_new", 3, bloom_new_func, NULL, NULL},
-    {"bloom_add", 2, bloom_add_func, NULL, NULL},
-    {"bloom_contains", 2, bloom_contains_func, NULL, NULL},
-    {"bloom_union", 2, bloom_union_func, NULL, NULL},
-    {"bloom_intersect", 2, bloom_intersect_func, NULL, NULL},
-    {"bloom_union_agg", 1, NULL, bloom_union_agg_step, bloom_union_agg_final},
-    {"bloom_count", 1, bloom_count_func, NULL, NULL},
-    {"bloom_fpr", 1, bloom_fpr_func, NULL, NULL},
-    {"bloom_info", 1, bloom_info_func, NULL, NULL},
-    {"cuckoo_agg", 1, NULL, cuckoo_agg_step, cuckoo_agg_final},
-    {"cuckoo_agg", 2, NULL, cuckoo_agg_step, cuckoo_agg_final},
-    {"cuckoo_agg", 3, NULL, cuckoo_agg_step, cuckoo_agg_final},
-    {"cuckoo_agg", 4, NULL, cuckoo_agg_step, cuckoo_agg_final},
-    {"cuckoo_new", 1, cuckoo_new_func, NULL, NULL},
-    {"cuckoo_new", 2, cuckoo_new_func, NULL, NULL},
-    {"cuckoo_add", 2, cuckoo_add_func, NULL, NULL},
-    {"cuckoo_delete", 2, cuckoo_delete_func, NULL, NULL},
-    {"cuckoo_contains", 2, cuckoo_contains_func, NULL, NULL},
-    {"cuckoo_count", 2, cuckoo_count_func, NULL, NULL},
-    {"cuckoo_info", 1, cuckoo_info_func, NULL, NULL},
-    {"amq_hash", 1, amq_hash_func, NULL, NULL},
-    {"amq_version", 0, amq_version_func, NULL, NULL},
+    {"bloom_agg", AMQ_KIND_BLOOM, 1, NULL, agg_step, agg_final},
+    {"bloom_agg", AMQ_KIND_BLOOM, 2, NULL, agg_step, agg_final},
+    {"bloom_agg", AMQ_KIND_BLOOM, 3, NULL, agg_step, agg_final},
+    {"bloom_agg", AMQ_KIND_BLOOM, 4, NULL, agg_step, agg_final},
+    {"bloom_new", AMQ_KIND_BLOOM, 2, new_func, NULL, NULL},
+    {"bloom_new", AMQ_KIND_BLOOM, 3, new_func, NULL, NULL},
+    {"bloom_new", AMQ_KIND_BLOOM, 4, new_func, NULL, NULL},
+    {"bloom_add", AMQ_KIND_BLOOM, 2, add_func, NULL, NULL},
+    {"bloom_contains", AMQ_KIND_BLOOM, 2, contains_func, NULL, NULL},
+    {"bloom_union", AMQ_KIND_BLOOM, 2, union_func, NULL, NULL},
+    {"bloom_intersect", AMQ_KIND_BLOOM, 2, intersect_func, NULL, NULL},
+    {"bloom_union_agg", AMQ_KIND_BLOOM, 1, NULL, union_agg_step, union_agg_final},
+    {"bloom_count", AMQ_KIND_BLOOM, 1, estimate_func, NULL, NULL},
+    {"bloom_fpr", AMQ_KIND_BLOOM, 1, fpr_func, NULL, NULL},
+    {"bloom_info", AMQ_KIND_BLOOM, 1, info_func, NULL, NULL},
+    {"bloom_delete", AMQ_KIND_BLOOM, 2, delete_func, NULL, NULL},
+    {"bloom_frequency", AMQ_KIND_BLOOM, 2, frequency_func, NULL, NULL},
+    {"cuckoo_agg", AMQ_KIND_CUCKOO, 1, NULL, agg_step, agg_final},
+    {"cuckoo_agg", AMQ_KIND_CUCKOO, 2, NULL, agg_step, agg_final},
+    {"cuckoo_agg", AMQ_KIND_CUCKOO, 3, NULL, agg_step, agg_final},
+    {"cuckoo_agg", AMQ_KIND_CUCKOO, 4, NULL, agg_step, agg_final},
+    {"cuckoo_new", AMQ_KIND_CUCKOO, 1, new_func, NULL, NULL},
+    {"cuckoo_new", AMQ_KIND_CUCKOO, 2, new_func, NULL, NULL},
+    {"cuckoo_add", AMQ_KIND_CUCKOO, 2, add_func, NULL, NULL},
+    {"cuckoo_delete", AMQ_KIND_CUCKOO, 2, delete_func, NULL, NULL},
+    {"cuckoo_contains", AMQ_KIND_CUCKOO, 2, contains_func, NULL, NULL},
+    {"cuckoo_count", AMQ_KIND_CUCKOO, 2, frequency_func, NULL, NULL},
+    {"cuckoo_info", AMQ_KIND_CUCKOO, 1, info_func, NULL, NULL},
+    /* The kind of amq_hash and amq_version is never read. */
+    {"amq_hash", AMQ_KIND_BLOOM, 1, amq_hash_func, NULL, NULL},
+    {"amq_version", AMQ_KIND_BLOOM, 0, amq_version_func, NULL, NULL},
 };
 
 /*
@@ -125,7 +140,7 @@ __attribute__((visibility("default"))) int sqlite3_amq_init(sqlite3 *db, char **
 	int rc = SQLITE_OK;
 	for (size_t i = 0; rc == SQLITE_OK && i < sizeof(functions) / sizeof(functions[0]); i++) {
 		const struct function_entry *e = &functions[i];
-		struct function_data *fd = function_data_new(conn, e->name);
+		struct function_data *fd = function_data_new(conn, e->name, e->kind);
 		if (fd == NULL) {
 			rc = SQLITE_NOMEM;
 			break;

@@ -168,10 +168,10 @@ static void messages(const amq_filter *bloom)
 	b[0] = 'X';
 	expect_message(b, bloom->size, AMQ_INVALID_FILTER, "invalid amq filter: bad magic bytes");
 	memcpy(b, bloom->bytes, bloom->size);
-	b[4] = 2;
+	b[4] = 3;
 	expect_message(b, bloom->size, AMQ_INVALID_FILTER,
-		       "amq filter format version 2 was written by a newer amq (this build reads "
-		       "versions 1 to 1)");
+		       "amq filter format version 3 was written by a newer amq (this build reads "
+		       "versions 1 to 2)");
 	memcpy(b, bloom->bytes, bloom->size);
 	b[4] = 0;
 	expect_message(b, bloom->size, AMQ_INVALID_FILTER,

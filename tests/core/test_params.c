@@ -24,6 +24,12 @@ static void accepted_layouts(void)
 	CHECK(parse(AMQ_KIND_BLOOM, "classic", &layout, &err) == AMQ_OK &&
 		  layout == AMQ_LAYOUT_CLASSIC,
 	      "bloom 'classic'");
+	CHECK(parse(AMQ_KIND_BLOOM, "counting", &layout, &err) == AMQ_OK &&
+		  layout == AMQ_LAYOUT_COUNTING,
+	      "bloom 'counting'");
+	CHECK(parse(AMQ_KIND_BLOOM, "scalable", &layout, &err) == AMQ_OK &&
+		  layout == AMQ_LAYOUT_SCALABLE,
+	      "bloom 'scalable'");
 	layout = (amq_layout)99;
 	CHECK(parse(AMQ_KIND_CUCKOO, "b4", &layout, &err) == AMQ_OK && layout == AMQ_LAYOUT_CLASSIC,
 	      "cuckoo 'b4' is the b = 4 table");
@@ -55,16 +61,17 @@ static void refused(amq_kind kind, const char *name, size_t len, const char *mes
 
 static void refused_layouts(void)
 {
-	const char *bloom_hint = "use 'blocked' (the default) or 'classic'";
+	const char *bloom_hint = "use 'blocked' (the default), 'classic', 'counting' or 'scalable'";
 	const char *cuckoo_hint = "use 'b4' (buckets of 4 fingerprints, the default)";
 	static const char *const bloom_bad[] = {"Blocked", "CLASSIC",  "",	  "blocked ",
-						"b4",	   "counting", "scalable"};
+						"b4",	   "Counting", "Scalable"};
 	char message[128];
 	for (size_t i = 0; i < sizeof(bloom_bad) / sizeof(bloom_bad[0]); i++) {
 		snprintf(message, sizeof(message), "unknown bloom layout '%s'", bloom_bad[i]);
 		refused(AMQ_KIND_BLOOM, bloom_bad[i], strlen(bloom_bad[i]), message, bloom_hint);
 	}
-	static const char *const cuckoo_bad[] = {"classic", "blocked", "B4", "b2", "b8", ""};
+	static const char *const cuckoo_bad[] = {"classic", "blocked", "counting", "scalable",
+						 "B4",	    "b2",      "b8",	   ""};
 	for (size_t i = 0; i < sizeof(cuckoo_bad) / sizeof(cuckoo_bad[0]); i++) {
 		snprintf(message, sizeof(message), "unknown cuckoo layout '%s'", cuckoo_bad[i]);
 		refused(AMQ_KIND_CUCKOO, cuckoo_bad[i], strlen(cuckoo_bad[i]), message,

@@ -20,30 +20,28 @@ static void read_filter(const uint8_t *data, size_t size)
 	amq_filter_info_json(&f, json, sizeof(json));
 	bool verified = amq_filter_verify(&f, &err) == AMQ_OK;
 	uint64_t h = size >= 8 ? (uint64_t)data[size - 1] * 0x9E3779B97F4A7C15ULL : 1;
-	if (f.kind == AMQ_KIND_BLOOM) {
-		(void)amq_bloom_contains(&f, h);
-		(void)amq_bloom_estimate_items(&f);
-		(void)amq_bloom_expected_fpr(&f);
-		if (amq_filter_clone(&copy, &f, A, &err) == AMQ_OK) {
-			amq_bloom_add(&copy, h);
-			amq_bloom_union_into(&copy, &f, &err);
-			amq_bloom_intersect_into(&copy, &f, &err);
-			amq_filter_seal(&copy);
-			amq_filter_free(&copy, A);
+	/* Every operation through the variant table, whatever the kind. */
+	uint64_t count;
+	bool removed;
+	(void)amq_filter_contains(&f, h);
+	(void)amq_filter_probe_for (&f)(&f, h);
+	(void)amq_filter_estimate_items(&f);
+	(void)amq_filter_expected_fpr(&f);
+	(void)amq_filter_frequency(&f, h, &count, &err);
+	if (amq_filter_clone(&copy, &f, A, &err) == AMQ_OK) {
+		amq_filter_add(&copy, h, &err);
+		/* A scalable chain may grow here: a new, larger buffer. */
+		amq_filter_add_to(&copy, h ^ 2, A, &err);
+		amq_filter_union_into(&copy, &f, &err);
+		amq_filter_intersect_into(&copy, &f, &err);
+		/* Deletes keep the item count in step with the payload, so they
+		 * are only meaningful (and only promised safe) once verified. */
+		if (verified) {
+			amq_filter_remove(&copy, h, &removed, &err);
+			amq_filter_remove(&copy, h ^ 1, &removed, &err);
 		}
-	} else {
-		(void)amq_cuckoo_contains(&f, h);
-		(void)amq_cuckoo_count(&f, h);
-		(void)amq_cuckoo_expected_fpr(&f);
-		/* Adds and deletes keep the item count in step with the slots, so
-		 * they are only meaningful (and only promised safe) once verified. */
-		if (verified && amq_filter_clone(&copy, &f, A, &err) == AMQ_OK) {
-			amq_cuckoo_add(&copy, h, &err);
-			amq_cuckoo_delete(&copy, h);
-			amq_cuckoo_delete(&copy, h ^ 1);
-			amq_filter_seal(&copy);
-			amq_filter_free(&copy, A);
-		}
+		amq_filter_seal(&copy);
+		amq_filter_free(&copy, A);
 	}
 }
 

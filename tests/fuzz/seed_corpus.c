@@ -1,5 +1,5 @@
 /*
- * seed_corpus.c - writes one valid filter of each layout and two aggregate
+ * seed_corpus.c - writes one valid filter of each variant and three aggregate
  * states into the directory named on the command line, so the fuzzer starts
  * from deep inside the format instead of guessing the magic bytes.
  */
@@ -29,31 +29,50 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	amq_error err;
-	amq_filter f[3];
-	amq_bloom_create(&f[0], 40, 0.05, AMQ_LAYOUT_CLASSIC, 0, A, &err);
-	amq_bloom_create(&f[1], 40, 0.05, AMQ_LAYOUT_BLOCKED, 0, A, &err);
-	amq_cuckoo_create(&f[2], 40, 0.05, 0, A, &err);
-	for (int64_t i = 0; i < 30; i++) {
-		amq_bloom_add(&f[0], amq_hash_int(i, 0));
-		amq_bloom_add(&f[1], amq_hash_int(i, 0));
-		amq_cuckoo_add(&f[2], amq_hash_int(i, 0), &err);
+	/* One filter of every variant, through the generic calls. */
+	static const struct {
+		const char *name;
+		amq_kind kind;
+		amq_layout layout;
+	} variants[] = {
+	    {"bloom_classic", AMQ_KIND_BLOOM, AMQ_LAYOUT_CLASSIC},
+	    {"bloom_blocked", AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED},
+	    {"bloom_counting", AMQ_KIND_BLOOM, AMQ_LAYOUT_COUNTING},
+	    {"bloom_scalable", AMQ_KIND_BLOOM, AMQ_LAYOUT_SCALABLE},
+	    {"cuckoo", AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC},
+	};
+	enum { NVARIANTS = sizeof(variants) / sizeof(variants[0]) };
+	amq_filter f[NVARIANTS];
+	for (int i = 0; i < NVARIANTS; i++) {
+		if (amq_filter_create(&f[i], variants[i].kind, variants[i].layout, 25, 0.05, 0, A,
+				      &err) != AMQ_OK) {
+			fprintf(stderr, "%s: %s\n", variants[i].name, err.message);
+			return 1;
+		}
+		/* 60 adds of 40 values: a scalable chain grows a second link. */
+		for (int64_t v = 0; v < 60; v++)
+			amq_filter_add_to(&f[i], amq_hash_int(v % 40, 0), A, &err);
 	}
-	const char *names[3] = {"bloom_classic", "bloom_blocked", "cuckoo"};
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < NVARIANTS; i++) {
 		amq_filter_seal(&f[i]);
-		write_file(argv[1], names[i], f[i].bytes, f[i].size);
+		write_file(argv[1], variants[i].name, f[i].bytes, f[i].size);
 		amq_filter_free(&f[i], A);
 	}
-	for (uint64_t capacity = 0; capacity <= 50; capacity += 50) {
+	/* Collecting, streaming, and a counting bag that keeps duplicates. */
+	static const char *const names[] = {"state_collecting", "state_streaming",
+					    "state_counting"};
+	for (int kind = 0; kind < 3; kind++) {
+		uint64_t capacity = kind == 1 ? 50 : 0;
 		amq_builder b;
-		amq_builder_init(&b, AMQ_KIND_BLOOM, AMQ_LAYOUT_CLASSIC, 0.05, capacity, 0, A,
-				 &err);
+		amq_builder_init(&b, AMQ_KIND_BLOOM,
+				 kind == 2 ? AMQ_LAYOUT_COUNTING : AMQ_LAYOUT_CLASSIC, 0.05,
+				 capacity, 0, A, &err);
 		for (int64_t i = 0; i < 10; i++)
 			amq_builder_add(&b, amq_hash_int(i, 0), &err);
 		uint8_t *state;
 		size_t len;
 		amq_builder_serialize(&b, &state, &len, &err);
-		write_file(argv[1], capacity ? "state_streaming" : "state_collecting", state, len);
+		write_file(argv[1], names[kind], state, len);
 		free(state);
 		amq_builder_free(&b);
 	}

@@ -91,6 +91,10 @@ BUILDERS = [
     ("bloom_agg classic capacity 20000", "bloom_agg({c}, 0.005, 20000, 'classic')"),
     ("bloom_agg blocked capacity 9000", "bloom_agg({c}, 0.02, 9000, 'blocked')"),
     ("bloom_agg NULL layout", "bloom_agg({c}, 0.01, NULL, NULL)"),
+    ("bloom_agg counting", "bloom_agg({c}, 0.01, NULL, 'counting')"),
+    ("bloom_agg counting capacity 9000", "bloom_agg({c}, 0.02, 9000, 'counting')"),
+    ("bloom_agg scalable capacity 500", "bloom_agg({c}, 0.01, 500, 'scalable')"),
+    ("bloom_agg scalable", "bloom_agg({c}, 0.01, NULL, 'scalable')"),
     ("cuckoo_agg", "cuckoo_agg({c})"),
     ("cuckoo_agg capacity 20000", "cuckoo_agg({c}, 0.02, 20000)"),
     ("cuckoo_agg b4", "cuckoo_agg({c}, 0.001, NULL, 'b4')"),
@@ -201,6 +205,12 @@ def main():
          "bloom_add(bloom_add(bloom_add(bloom_new(500, 0.01), 42), 'x'), 2.5)"),
         ("bloom_new blocked + adds",
          "bloom_add(bloom_add(bloom_add(bloom_new(500, 0.01, 'blocked'), 42), 'x'), 2.5)"),
+        ("bloom_new counting + adds + delete",
+         "bloom_delete(bloom_add(bloom_add(bloom_add(bloom_add(bloom_new(500, 0.01, 'counting'),"
+         " 42), 42), 'x'), 2.5), 42)"),
+        ("bloom_new scalable expansion 3 + adds past its first link",
+         "bloom_add(bloom_add(bloom_add(bloom_add(bloom_new(2, 0.01, 'scalable', 3), 42),"
+         " 'x'), 2.5), 7)"),
         ("cuckoo_new + adds + delete",
          "cuckoo_delete(cuckoo_add(cuckoo_add(cuckoo_add(cuckoo_new(500), 42), 42), 'x'), 42)"),
     ]
@@ -222,6 +232,24 @@ def main():
                       "'alpha-1')::bytea, 'hex');")[0]
     results.check("cuckoo_delete of a PostgreSQL filter: same bytes in SQLite",
                   lite_deleted == pg_deleted)
+    # Counting: the frequencies and a delete of the other engine's filter.
+    pg_counting = psql("SELECT encode(bloom_agg(i % 50, 0.01, NULL, 'counting')::bytea, 'hex') "
+                       "FROM amq_rows;")[0]
+    lite_counting = con.execute("SELECT hex(bloom_agg(i % 50, 0.01, NULL, 'counting')) "
+                                "FROM amq_rows").fetchone()[0].lower()
+    results.check("counting bloom_agg with duplicate rows: identical bytes",
+                  pg_counting == lite_counting)
+    lite_freq = [f for (f,) in con.execute(
+        "SELECT bloom_frequency(?1, i % 50) FROM amq_rows WHERE i IS NOT NULL ORDER BY id",
+        (bytes.fromhex(pg_counting),))]
+    pg_freq = [int(f) for f in psql(
+        f"SELECT bloom_frequency('\\x{lite_counting}'::bloom, i % 50) FROM amq_rows "
+        "WHERE i IS NOT NULL ORDER BY id;")]
+    results.check("bloom_frequency agrees across engines", lite_freq == pg_freq and len(pg_freq) > 0)
+    lite_del = con.execute("SELECT hex(bloom_delete(?1, 7))",
+                           (bytes.fromhex(pg_counting),)).fetchone()[0].lower()
+    pg_del = psql(f"SELECT encode(bloom_delete('\\x{pg_counting}'::bloom, 7)::bytea, 'hex');")[0]
+    results.check("bloom_delete of a PostgreSQL filter: same bytes in SQLite", lite_del == pg_del)
     pg_info = psql("SELECT bloom_info(bloom_agg(t)) FROM amq_rows;")[0]
     lite_info = con.execute("SELECT bloom_info(bloom_agg(t)) FROM amq_rows").fetchone()[0]
     results.check("bloom_info agrees", json.loads(pg_info) == json.loads(lite_info),

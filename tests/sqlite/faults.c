@@ -35,6 +35,12 @@ static const char *const FAILING[] = {
     "SELECT cuckoo_agg(i, 0.01, 100, 'blocked') FROM (" SERIES(10) "SELECT i FROM n)",
     "SELECT bloom_agg(i, 0.01, 100, 3) FROM (" SERIES(10) "SELECT i FROM n)",
     "SELECT bloom_intersect(bloom_new(10, 0.01), X'00')",
+    "SELECT bloom_delete(bloom_new(10, 0.01), 1)",
+    "SELECT bloom_new(10, 0.01, 'scalable', 0)",
+    "SELECT bloom_new(10, 0.01, 'classic', 2)",
+    "SELECT bloom_union(bloom_new(10, 0.01, 'scalable'), bloom_new(20, 0.01, 'scalable'))",
+    "SELECT bloom_frequency(bloom_new(10, 0.01, 'classic'), 1)",
+    "SELECT bloom_union(bloom_new(10, 0.01, 'counting'), bloom_new(10, 0.01, 'classic'))",
     "WITH RECURSIVE r(i, f) AS (SELECT 0, cuckoo_new(10) UNION ALL "
     "SELECT i + 1, cuckoo_add(f, i) FROM r WHERE i < 1000) SELECT count(*) FROM r",
     "SELECT bloom_new(1e12, 0.01)",
@@ -67,6 +73,12 @@ static const char *const ALLOCATING[] = {
     "SELECT cuckoo_delete(cuckoo_add(cuckoo_new(100), 1), 1)",
     SERIES(50) "SELECT sum(cuckoo_count(f, i)) FROM n, (SELECT cuckoo_agg(1) AS f)",
     "SELECT bloom_new(1000, 0.01, 'blocked'), cuckoo_new(1000, 0.001)",
+    SERIES(200) "SELECT bloom_agg(i % 50, 0.01, NULL, 'counting') FROM n",
+    SERIES(200) "SELECT bloom_agg(i % 50, 0.01, 100, 'counting') FROM n",
+    "SELECT bloom_frequency(bloom_delete(bloom_add(bloom_new(100, 0.01, 'counting'), 1), 2), 1)",
+    SERIES(200) "SELECT bloom_agg(i, 0.01, 20, 'scalable') FROM n",
+    "WITH RECURSIVE r(i, f) AS (SELECT 0, bloom_new(5, 0.01, 'scalable', 3) UNION ALL "
+    "SELECT i + 1, bloom_add(f, i) FROM r WHERE i < 40) SELECT bloom_info(f) FROM r",
 };
 
 /* SQLite's allocator with a countdown: when it reaches zero, allocations

@@ -95,9 +95,10 @@ NOT_A_FILTER = "pass a value built by bloom_agg, bloom_new, cuckoo_agg or cuckoo
 DOCUMENTED = {
     ("amq_hash", 1), ("amq_version", 0),
     ("bloom_agg", 1), ("bloom_agg", 2), ("bloom_agg", 3), ("bloom_agg", 4),
-    ("bloom_new", 2), ("bloom_new", 3), ("bloom_add", 2), ("bloom_contains", 2),
+    ("bloom_new", 2), ("bloom_new", 3), ("bloom_new", 4), ("bloom_add", 2), ("bloom_contains", 2),
     ("bloom_union", 2), ("bloom_intersect", 2), ("bloom_union_agg", 1),
     ("bloom_count", 1), ("bloom_fpr", 1), ("bloom_info", 1),
+    ("bloom_delete", 2), ("bloom_frequency", 2),
     ("cuckoo_agg", 1), ("cuckoo_agg", 2), ("cuckoo_agg", 3), ("cuckoo_agg", 4),
     ("cuckoo_new", 1), ("cuckoo_new", 2), ("cuckoo_add", 2), ("cuckoo_delete", 2),
     ("cuckoo_contains", 2), ("cuckoo_count", 2), ("cuckoo_info", 1),
@@ -339,45 +340,56 @@ def test_errors():
 
     # Blobs that are not filters: core's messages.
     expect_error("SELECT bloom_contains(X'', 1)",
-                 f"invalid amq filter: a 0-byte value is shorter than the 64-byte header: {NOT_A_FILTER}")
+                 f"bloom_contains: filter: a 0-byte value is shorter than the 64-byte header: {NOT_A_FILTER}")
     expect_error("SELECT cuckoo_contains(X'00', 1)",
-                 f"invalid amq filter: a 1-byte value is shorter than the 64-byte header: {NOT_A_FILTER}")
+                 f"cuckoo_contains: filter: a 1-byte value is shorter than the 64-byte header: {NOT_A_FILTER}")
     expect_error("SELECT bloom_count(zeroblob(100))",
-                 f"invalid amq filter: bad magic bytes: {NOT_A_FILTER}")
+                 f"bloom_count: filter: bad magic bytes: {NOT_A_FILTER}")
     expect_error("SELECT bloom_info(substr(?, 1, length(?) - 1))",
-                 f"invalid amq filter: {len(f) - 1} bytes where the header needs {len(f)}: "
+                 f"bloom_info: filter: {len(f) - 1} bytes where the header needs {len(f)}: "
                  "the value was truncated or padded; rebuild it", (f, f))
     expect_error("SELECT bloom_fpr(?)",
-                 f"invalid amq filter: {len(f) + 1} bytes where the header needs {len(f)}: "
+                 f"bloom_fpr: filter: {len(f) + 1} bytes where the header needs {len(f)}: "
                  "the value was truncated or padded; rebuild it", (f + b"\0",))
     damaged = f[:-1] + bytes([f[-1] ^ 1])
-    checksum = ("invalid amq filter: checksum mismatch: "
+    checksum = ("{}: checksum mismatch: "
                 "the stored bytes were damaged or edited; rebuild the filter")
-    for sql in ("bloom_contains(?, 1)", "bloom_add(?, 1)", "bloom_count(?)", "bloom_union(?, ?)"):
-        expect_error(f"SELECT {sql}", checksum, (damaged,) * sql.count("?"))
+    for sql in ("bloom_contains(?, 1)", "bloom_add(?, 1)", "bloom_count(?)"):
+        expect_error(f"SELECT {sql}", checksum.format(sql.split("(")[0] + ": filter"), (damaged,))
+    # Each filter argument is named: the damaged one is the second here.
+    expect_error("SELECT bloom_union(?, ?)", checksum.format("bloom_union: second filter"),
+                 (f, damaged))
+    expect_error("SELECT bloom_union(?, ?)", checksum.format("bloom_union: first filter"),
+                 (damaged, damaged))
     cdamaged = c[:-9] + bytes([c[-9] ^ 0x10]) + c[-8:]
-    expect_error("SELECT cuckoo_count(?, 1)", checksum, (cdamaged,))
+    expect_error("SELECT cuckoo_count(?, 1)", checksum.format("cuckoo_count: filter"), (cdamaged,))
     version = bytearray(f)
     version[4] = 9
     expect_error("SELECT bloom_contains(?, 1)",
-                 "amq filter format version 9 was written by a newer amq (this build reads "
-                 "versions 1 to 1): upgrade amq here to read it, or rebuild the filter with "
+                 "bloom_contains: filter: amq filter format version 9 was written by a newer amq (this build reads "
+                 "versions 1 to 2): upgrade amq here to read it, or rebuild the filter with "
                  "this version", (bytes(version),))
 
     # The other kind of filter.
-    to_bloom = ("expected a bloom filter, got a cuckoo filter: "
+    to_bloom = ("{}: expected a bloom filter, got a cuckoo filter: "
                 "use the cuckoo_* functions for cuckoo filters")
-    to_cuckoo = ("expected a cuckoo filter, got a bloom filter: "
+    to_cuckoo = ("{}: expected a cuckoo filter, got a bloom filter: "
                  "use the bloom_* functions for bloom filters")
     for sql in ("bloom_contains(?, 1)", "bloom_add(?, 1)", "bloom_count(?)", "bloom_fpr(?)",
                 "bloom_info(?)"):
-        expect_error(f"SELECT {sql}", to_bloom, (c,))
-    expect_error("SELECT bloom_union(?, ?)", to_bloom, (f, c))
-    expect_error("SELECT bloom_intersect(?, ?)", to_bloom, (c, f))
-    expect_error("SELECT bloom_union_agg(x) FROM (SELECT ? AS x UNION ALL SELECT ?)", to_bloom, (f, c))
+        expect_error(f"SELECT {sql}", to_bloom.format(sql.split("(")[0] + ": filter"), (c,))
+    expect_error("SELECT bloom_union(?, ?)", to_bloom.format("bloom_union: second filter"), (f, c))
+    expect_error("SELECT bloom_intersect(?, ?)", to_bloom.format("bloom_intersect: first filter"),
+                 (c, f))
+    expect_error("SELECT bloom_union_agg(x) FROM (SELECT ? AS x UNION ALL SELECT ?)",
+                 to_bloom.format("bloom_union_agg: filter"), (f, c))
     for sql in ("cuckoo_contains(?, 1)", "cuckoo_count(?, 1)", "cuckoo_add(?, 1)",
                 "cuckoo_delete(?, 1)", "cuckoo_info(?)"):
-        expect_error(f"SELECT {sql}", to_cuckoo, (f,))
+        expect_error(f"SELECT {sql}", to_cuckoo.format(sql.split("(")[0] + ": filter"), (f,))
+    # The kind is checked before the checksum, as in PostgreSQL: a damaged
+    # filter of the other kind is reported as the other kind.
+    expect_error("SELECT bloom_contains(?, 1)", to_bloom.format("bloom_contains: filter"),
+                 (cdamaged,))
 
     # Filters that cannot be combined.
     g = one("SELECT bloom_new(1000, 0.1, 'classic')")
@@ -443,9 +455,9 @@ def test_errors():
 
     # layout.
     expect_error("SELECT bloom_new(10, 0.01, 'fancy')",
-                 "unknown bloom layout 'fancy': use 'blocked' (the default) or 'classic'")
+                 "unknown bloom layout 'fancy': use 'blocked' (the default), 'classic', 'counting' or 'scalable'")
     expect_error("SELECT bloom_new(10, 0.01, 'Classic')",
-                 "unknown bloom layout 'Classic': use 'blocked' (the default) or 'classic'")
+                 "unknown bloom layout 'Classic': use 'blocked' (the default), 'classic', 'counting' or 'scalable'")
     expect_error("SELECT bloom_new(10, 0.01, 1)", "bloom_new: layout must be text, got integer")
     expect_error("SELECT bloom_new(10, 0.01, X'00')", "bloom_new: layout must be text, got blob")
 
@@ -627,10 +639,10 @@ def test_filter_cache():
     damaged = a[:-1] + bytes([a[-1] ^ 0x80])
     db.execute("INSERT INTO filters(f) VALUES (?)", (damaged,))
     expect_error("SELECT bloom_contains(f, 5) FROM filters ORDER BY id",
-                 "invalid amq filter: checksum mismatch: "
+                 "bloom_contains: filter: checksum mismatch: "
                  "the stored bytes were damaged or edited; rebuild the filter")
     expect_error("SELECT bloom_count(f) FROM filters ORDER BY id",
-                 "invalid amq filter: checksum mismatch: "
+                 "bloom_count: filter: checksum mismatch: "
                  "the stored bytes were damaged or edited; rebuild the filter")
 
     # A bound 64 MiB filter is parsed once per statement, not per row: a
@@ -686,14 +698,14 @@ def test_layouts():
     check(one("SELECT cuckoo_agg(x, 0.01, 4000, 'b4') = cuckoo_agg(x, 0.01, 4000) FROM lay") == 1,
           "cuckoo_agg with a capacity and 'b4'")
     # Every rejected layout, with the exact message.
-    bloom_hint = "use 'blocked' (the default) or 'classic'"
+    bloom_hint = "use 'blocked' (the default), 'classic', 'counting' or 'scalable'"
     cuckoo_hint = "use 'b4' (buckets of 4 fingerprints, the default)"
-    for name in ("fancy", "Blocked", "CLASSIC", "", "blocked ", "b4", "counting"):
+    for name in ("fancy", "Blocked", "CLASSIC", "", "blocked ", "b4", "Counting"):
         expect_error(f"SELECT bloom_agg(x, 0.01, NULL, '{name}') FROM lay",
                      f"unknown bloom layout '{name}': {bloom_hint}")
         expect_error(f"SELECT bloom_agg(x, 0.01, 100, '{name}') FROM lay",
                      f"unknown bloom layout '{name}': {bloom_hint}")
-    for name in ("classic", "blocked", "B4", "b2", ""):
+    for name in ("classic", "blocked", "counting", "B4", "b2", ""):
         expect_error(f"SELECT cuckoo_agg(x, 0.01, NULL, '{name}') FROM lay",
                      f"unknown cuckoo layout '{name}': {cuckoo_hint}")
     expect_error("SELECT bloom_agg(1, 0.01, 10, 4)", "bloom_agg: layout must be text, got integer")
@@ -706,11 +718,157 @@ def test_layouts():
                  f"unknown bloom layout '{'x' * 64}': {bloom_hint}")
 
 
+def test_counting():
+    """The counting layout: deletes, frequencies, aggregates that count every
+    row, combinations, and the errors on the other layouts."""
+    empty = one("SELECT bloom_new(1000, 0.01, 'counting')")
+    classic = one("SELECT bloom_new(1000, 0.01, 'classic')")
+    i = info(empty)
+    check(i["layout"] == "counting" and i["counters"] == info(classic)["bits"]
+          and i["hashes"] == info(classic)["hashes"] and i["counter_bits"] == 4
+          and i["format_version"] == 2, f"counting: the classic m and k, 4-bit counters: {i}")
+    check(info(classic)["format_version"] == 1, "classic is still written as version 1")
+    f = empty
+    for v in range(1, 301):
+        f = one("SELECT bloom_add(?, ?)", (f, v))
+    for r in range(5):
+        f = one("SELECT bloom_add(?, 'five times')", (f,))
+    check(one("SELECT bloom_frequency(?, 'five times')", (f,)) == 5, "frequency of a value added 5 times")
+    check(one("SELECT bloom_frequency(?, 7)", (f,)) == 1, "frequency of a value added once")
+    check(one("SELECT bloom_frequency(?, 'never')", (f,)) == 0, "frequency of an absent value")
+    check(one("SELECT bloom_frequency(?, NULL)", (f,)) is None, "frequency of NULL is NULL")
+    g = one("SELECT bloom_delete(?, 7)", (f,))
+    check(one("SELECT bloom_contains(?, 7)", (g,)) == 0 and info(g)["items"] == 304,
+          "a deleted value is gone and the item count falls")
+    lost = one(f"{series(300)} SELECT count(*) FROM n WHERE i <> 7 AND NOT bloom_contains(?, i)", (g,))
+    check(lost == 0, f"{lost} other values lost by one delete")
+    check(one("SELECT bloom_delete(?, 'never') = ?", (f, f)) == 1, "deleting an absent value changes nothing")
+    check(one("SELECT bloom_delete(?, NULL) = ?", (f, f)) == 1, "deleting NULL changes nothing")
+    check(one("SELECT bloom_delete(NULL, 1)") is None, "NULL filter gives NULL")
+    # Twenty adds and twenty deletes of one value: its counters saturate and stay.
+    h = f
+    for r in range(20):
+        h = one("SELECT bloom_add(?, 'hot')", (h,))
+    check(one("SELECT bloom_frequency(?, 'hot')", (h,)) >= 20, "frequency never below 20 adds")
+    for r in range(20):
+        h = one("SELECT bloom_delete(?, 'hot')", (h,))
+    check(info(h)["counters_saturated"] >= info(h)["hashes"] and one("SELECT bloom_contains(?, 'hot')", (h,)) == 1,
+          f"saturated counters stay: {info(h)}")
+    lost = one(f"{series(300)} SELECT count(*) FROM n WHERE NOT bloom_contains(?, i)", (h,))
+    check(lost == 0, f"{lost} values lost after 20 adds and deletes of another")
+    # Aggregates count every row, with or without a capacity, in any order.
+    db.execute("CREATE TABLE cnt(x INTEGER)")
+    db.execute(f"INSERT INTO cnt {series(5000)} SELECT i % 500 FROM n")
+    for capacity in ("NULL", "1000"):
+        agg = one(f"SELECT bloom_agg(x, 0.01, {capacity}, 'counting') FROM cnt")
+        rev = one(f"SELECT bloom_agg(x, 0.01, {capacity}, 'counting') FROM "
+                  "(SELECT x FROM cnt ORDER BY x DESC)")
+        check(agg == rev, f"capacity {capacity}: the same bytes in another row order")
+        below = one(f"{series(500, 0)} SELECT count(*) FROM n WHERE bloom_frequency(?, i) < 10", (agg,))
+        check(below == 0 and info(agg)["items"] == 5000,
+              f"capacity {capacity}: every row counted ({below} values below their 10 rows)")
+    streamed = one("SELECT bloom_agg(x, 0.01, 1000, 'counting') FROM cnt")
+    f = one("SELECT bloom_new(1000, 0.01, 'counting')")
+    for (x,) in db.execute("SELECT x FROM cnt").fetchall():
+        f = one("SELECT bloom_add(?, ?)", (f, x))
+    check(streamed == f, "bloom_agg(..., 'counting') with a capacity = bloom_new + bloom_add per row")
+    # Union adds counters; union_agg too; intersection keeps the smaller.
+    a = one("SELECT bloom_agg(x, 0.01, 1000, 'counting') FROM cnt WHERE rowid % 2 = 0")
+    b = one("SELECT bloom_agg(x, 0.01, 1000, 'counting') FROM cnt WHERE rowid % 2 = 1")
+    check(one("SELECT bloom_union(?, ?)", (a, b)) == streamed, "union of the halves = the whole")
+    check(one("SELECT bloom_union_agg(f) FROM (SELECT ? AS f UNION ALL SELECT ?)", (a, b)) == streamed,
+          "bloom_union_agg of the halves = the whole")
+    check(one("SELECT bloom_intersect(?, ?) = ?", (a, streamed, a)) == 1,
+          "intersection keeps the smaller counter: a part with the whole is the part")
+    check(abs(one("SELECT bloom_count(?)", (streamed,)) - 500) < 25, "bloom_count estimates 500 values")
+    check(0 < one("SELECT bloom_fpr(?)", (streamed,)) < 0.01, "bloom_fpr of a counting filter")
+    # The other layouts cannot delete or count; mixed layouts cannot combine.
+    hint = "build the filter with layout 'counting' for that"
+    for layout in ("classic", "blocked"):
+        expect_error(f"SELECT bloom_delete(bloom_new(10, 0.01, '{layout}'), 1)",
+                     f"a {layout} bloom filter cannot delete values: {hint}")
+        expect_error(f"SELECT bloom_frequency(bloom_new(10, 0.01, '{layout}'), 1)",
+                     f"a {layout} bloom filter cannot count how often a value was added: {hint}")
+    expect_error("SELECT bloom_delete(cuckoo_new(10), 1)",
+                 "bloom_delete: filter: expected a bloom filter, got a cuckoo filter: "
+                 "use the cuckoo_* functions for cuckoo filters")
+    c = one("SELECT bloom_new(1000, 0.01, 'classic')")
+    i, j = info(streamed), info(c)
+    expect_error("SELECT bloom_union(?, ?)",
+                 f"cannot combine bloom filters with different parameters (counting {i['counters']} "
+                 f"bits, {i['hashes']} hashes, seed 0 vs classic {j['bits']} bits, {j['hashes']} "
+                 "hashes, seed 0): build both filters with the same capacity, fpr and layout",
+                 (streamed, c))
+
+
+def test_scalable():
+    """The scalable layout: a chain that grows under bloom_add with an honest
+    compound rate, its aggregate, bloom_info's chain, unions and errors."""
+    f = one("SELECT bloom_new(200, 0.01, 'scalable')")
+    i = info(f)
+    check(i["layout"] == "scalable" and i["expansion"] == 2 and i["capacity"] == 200
+          and len(i["links"]) == 1 and i["links"][0]["error"] == 0.005 and i["format_version"] == 2,
+          f"a new chain has one link at p/2: {i}")
+    db.execute("CREATE TABLE sc(x INTEGER)")
+    db.execute(f"INSERT INTO sc {series(20000)} SELECT i FROM n")
+    # 1x, 10x, 100x the first capacity: grown by bloom_add one row at a time.
+    grown = f
+    added = 0
+    for times in (1, 10, 100):
+        for (x,) in db.execute("SELECT x FROM sc WHERE x > ? AND x <= ?", (added, 200 * times)).fetchall():
+            grown = one("SELECT bloom_add(?, ?)", (grown, x))
+        added = 200 * times
+        missing = one(f"SELECT count(*) FROM sc WHERE x <= {added} AND NOT bloom_contains(?, x)", (grown,))
+        fp = one(f"{series(100000, 1000000)} SELECT sum(bloom_contains(?, i)) FROM n", (grown,))
+        links = info(grown)["links"]
+        check(missing == 0, f"{times}x: {missing} false negatives")
+        check(fp / 100000 <= 0.0115, f"{times}x: measured fpr {fp / 100000} above 1.15p")
+        check((len(links) == 1) == (times == 1), f"{times}x: {len(links)} links")
+        check([l["capacity"] for l in links] == [200 * 2 ** k for k in range(len(links))]
+              and [l["error"] for l in links] == [0.01 / 2 ** (k + 1) for k in range(len(links))]
+              and all(l["hashes"] <= 8 and l["bits"] % 512 == 0 for l in links),
+              f"{times}x: links grow by 2 at p/2^(i+1), blocked: {links}")
+    check(one("SELECT bloom_fpr(?)", (grown,)) < 0.01, "the compound expected rate stays below p")
+    check(abs(one("SELECT bloom_count(?)", (grown,)) - 20000) < 600, "bloom_count sums the links")
+    # bloom_agg: the same chain whatever the row order; grows from the capacity.
+    agg = one("SELECT bloom_agg(x, 0.01, 200, 'scalable') FROM sc")
+    rev = one("SELECT bloom_agg(x, 0.01, 200, 'scalable') FROM (SELECT x FROM sc ORDER BY x DESC)")
+    check(agg == rev, "bloom_agg 'scalable': the same bytes in any row order")
+    check(len(info(agg)["links"]) == len(info(grown)["links"]), "bloom_agg grows as bloom_add does")
+    check(len(info(one("SELECT bloom_agg(x, 0.01, NULL, 'scalable') FROM sc"))["links"]) == 1,
+          "without a capacity one link sized for the distinct values")
+    wide = one("SELECT bloom_new(100, 0.01, 'scalable', 4)")
+    for v in range(1000):
+        wide = one("SELECT bloom_add(?, ?)", (wide, v))
+    check([l["capacity"] for l in info(wide)["links"]] == [100, 400, 1600], "expansion 4")
+    # Union of chains of one shape; any other is an error that says why.
+    a = one("SELECT bloom_agg(x, 0.01, 200, 'scalable') FROM sc WHERE x <= 500")
+    b = one("SELECT bloom_agg(x + 100000, 0.01, 200, 'scalable') FROM sc WHERE x <= 500")
+    u = one("SELECT bloom_union(?, ?)", (a, b))
+    check(one("SELECT bloom_contains(?, 7) AND bloom_contains(?, 100007)", (u, u)) == 1,
+          "union of the same shape holds both")
+    check(one("SELECT bloom_union_agg(f) = ? FROM (SELECT ? AS f UNION ALL SELECT ?)", (u, a, b)) == 1,
+          "bloom_union_agg = bloom_union")
+    err = error_of("SELECT bloom_union(?, ?)", (a, f))
+    check(err is not None and err.startswith("cannot combine scalable bloom filters of different shapes (2 links"),
+          f"different shapes: {err}")
+    expect_error("SELECT bloom_new(10, 0.01, 'blocked', 2)",
+                 "a blocked bloom filter does not grow, so it takes no expansion: "
+                 "pass an expansion only with layout 'scalable'")
+    expect_error("SELECT bloom_new(10, 0.01, 'scalable', 0)",
+                 "bloom_new: expansion must be between 1 and 32, got 0")
+    expect_error("SELECT bloom_new(10, 0.01, 'scalable', '2')",
+                 "bloom_new: expansion must be an integer, got text")
+    expect_error("SELECT bloom_delete(?, 1)",
+                 "a scalable bloom filter cannot delete values: "
+                 "build the filter with layout 'counting' for that", (f,))
+
+
 def main():
     tests = [test_registered_functions, test_flags_in_use, test_hashing, test_bloom_functions,
              test_cuckoo_functions, test_nulls, test_errors, test_aggregates,
              test_same_bytes_every_run, test_cli, test_demo, test_million_rows,
-             test_filter_cache, test_layouts]
+             test_filter_cache, test_layouts, test_counting, test_scalable]
     for test in tests:
         start = time.perf_counter()
         before = failed

@@ -1,0 +1,187 @@
+/*
+ * test_variants.c - the variant table and the calls that dispatch through
+ * it: every variant built, filled, probed, described and combined through the
+ * generic calls gives what its own functions give; operations a variant lacks
+ * fail with a message naming its layout; amq_filter_read checks the kind
+ * before the checksum and names the function and argument in every message.
+ */
+#include "amq.h"
+#include "check.h"
+
+#include <string.h>
+
+static const amq_allocator *A = &amq_malloc_allocator;
+
+struct variant {
+	const char *name;
+	amq_kind kind;
+	amq_layout layout;
+};
+
+static const struct variant VARIANTS[] = {
+    {"bloom classic", AMQ_KIND_BLOOM, AMQ_LAYOUT_CLASSIC},
+    {"bloom blocked", AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED},
+    {"bloom counting", AMQ_KIND_BLOOM, AMQ_LAYOUT_COUNTING},
+    {"bloom scalable", AMQ_KIND_BLOOM, AMQ_LAYOUT_SCALABLE},
+    {"cuckoo b4", AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC},
+};
+#define NVARIANTS (sizeof(VARIANTS) / sizeof(VARIANTS[0]))
+
+/* A sealed filter of variant v holding the integers [0, n). */
+static void build(const struct variant *v, uint64_t n, amq_filter *f)
+{
+	amq_error err;
+	CHECK(amq_filter_create(f, v->kind, v->layout, 5000, 0.01, 0, A, &err) == AMQ_OK,
+	      "%s: create: %s", v->name, err.message);
+	for (uint64_t i = 0; i < n; i++)
+		CHECK(amq_filter_add(f, amq_hash_int((int64_t)i, 0), &err) == AMQ_OK, "%s: add",
+		      v->name);
+	amq_filter_seal(f);
+}
+
+/* Generic calls agree with the kind's own functions, and find every value. */
+static void test_dispatch(const struct variant *v)
+{
+	amq_filter f;
+	build(v, 3000, &f);
+	CHECK(f.kind == v->kind && f.layout == v->layout && f.items == 3000, "%s: header", v->name);
+	amq_probe probe = amq_filter_probe_for(&f);
+	uint64_t missing = 0, disagree = 0, positives = 0;
+	for (int64_t i = 0; i < 3000; i++)
+		missing += !amq_filter_contains(&f, amq_hash_int(i, 0));
+	for (int64_t i = 3000; i < 103000; i++) {
+		uint64_t h = amq_hash_int(i, 0);
+		bool own = v->kind == AMQ_KIND_BLOOM ? amq_bloom_contains(&f, h)
+						     : amq_cuckoo_contains(&f, h);
+		disagree += own != amq_filter_contains(&f, h) || own != probe(&f, h);
+		positives += own;
+	}
+	CHECK(missing == 0, "%s: %llu of 3000 added values missing", v->name,
+	      (unsigned long long)missing);
+	CHECK(disagree == 0, "%s: generic and own probes disagree on %llu values", v->name,
+	      (unsigned long long)disagree);
+	CHECK(positives < 2000, "%s: %llu false positives in 100000 at p = 0.01", v->name,
+	      (unsigned long long)positives);
+	double fpr = amq_filter_expected_fpr(&f), estimate = amq_filter_estimate_items(&f);
+	CHECK(fpr > 0.0 && fpr < 0.02, "%s: expected fpr %g", v->name, fpr);
+	CHECK(estimate > 2800 && estimate < 3200, "%s: estimate %g of 3000", v->name, estimate);
+	char json[512];
+	amq_filter_info_json(&f, json, sizeof(json));
+	/* Layouts amq 0.1.0 knew are still written as version 1. */
+	CHECK(strstr(json, v->layout >= AMQ_LAYOUT_COUNTING ? "\"format_version\":2}"
+							    : "\"format_version\":1}") != NULL,
+	      "%s: info %s", v->name, json);
+	CHECK(strcmp(amq_kind_name(v->kind), v->kind == AMQ_KIND_BLOOM ? "bloom" : "cuckoo") == 0,
+	      "%s: kind name", v->name);
+	amq_filter_free(&f, A);
+}
+
+/* Union and intersection: Bloom layouts have them, cuckoo does not. */
+static void test_combine(const struct variant *v)
+{
+	amq_filter a, b;
+	amq_error err;
+	build(v, 100, &a);
+	build(v, 200, &b);
+	amq_status st = amq_filter_union_into(&a, &b, &err);
+	if (v->kind == AMQ_KIND_BLOOM) {
+		CHECK(st == AMQ_OK && a.items == 300, "%s: union", v->name);
+		CHECK(amq_filter_intersect_into(&a, &b, &err) == AMQ_OK && a.items == 200,
+		      "%s: intersect", v->name);
+	} else {
+		CHECK(st == AMQ_WRONG_KIND &&
+			  strcmp(err.message, "a b4 cuckoo filter cannot be combined") == 0,
+		      "%s: union refused: %s", v->name, err.message);
+	}
+	amq_filter_free(&a, A);
+	amq_filter_free(&b, A);
+}
+
+/* Deletes and frequencies exist only where the variant keeps counts. */
+static void test_remove_and_frequency(const struct variant *v)
+{
+	amq_filter f;
+	amq_error err;
+	bool removed = false;
+	uint64_t count = 0;
+	build(v, 10, &f);
+	uint64_t h = amq_hash_int(3, 0);
+	amq_status del = amq_filter_remove(&f, h, &removed, &err);
+	char want[128];
+	if (v->kind == AMQ_KIND_CUCKOO || v->layout == AMQ_LAYOUT_COUNTING) {
+		CHECK(amq_filter_frequency(&f, h, &count, &err) == AMQ_OK && count == 0,
+		      "%s: frequency after the delete: %llu", v->name, (unsigned long long)count);
+		CHECK(del == AMQ_OK && removed && f.items == 9, "%s: delete", v->name);
+	} else {
+		snprintf(want, sizeof(want), "a %s bloom filter cannot delete values",
+			 v->name + strlen("bloom "));
+		CHECK(del == AMQ_WRONG_KIND && strcmp(err.message, want) == 0 &&
+			  strcmp(err.hint, "build the filter with layout 'counting' for that") == 0,
+		      "%s: delete refused: %s: %s", v->name, err.message, err.hint);
+		CHECK(amq_filter_frequency(&f, h, &count, &err) == AMQ_WRONG_KIND,
+		      "%s: frequency refused", v->name);
+	}
+	amq_filter_free(&f, A);
+}
+
+/* open, kind, verify: in that order, each message naming function and argument. */
+static void test_read(void)
+{
+	amq_filter bloom, cuckoo, f;
+	amq_error err;
+	build(&VARIANTS[1], 50, &bloom);
+	build(&VARIANTS[4], 50, &cuckoo);
+	bloom.payload[0] ^= 1; /* checksum no longer matches */
+	cuckoo.payload[0] ^= 1;
+
+	CHECK(amq_filter_read(&f, bloom.bytes, bloom.size, AMQ_KIND_BLOOM, false, "bloom_union",
+			      "second filter", &err) == AMQ_INVALID_FILTER &&
+		  strcmp(err.message, "bloom_union: second filter: checksum mismatch") == 0,
+	      "damaged: %s", err.message);
+	CHECK(amq_filter_read(&f, bloom.bytes, bloom.size, AMQ_KIND_BLOOM, true, "bloom_union",
+			      "second filter", &err) == AMQ_OK,
+	      "trusted bytes are not verified again");
+	CHECK(amq_filter_read(&f, cuckoo.bytes, cuckoo.size, AMQ_KIND_BLOOM, false,
+			      "bloom_contains", "filter", &err) == AMQ_WRONG_KIND &&
+		  strcmp(err.message,
+			 "bloom_contains: filter: expected a bloom filter, got a cuckoo filter") ==
+		      0 &&
+		  strcmp(err.hint, "use the cuckoo_* functions for cuckoo filters") == 0,
+	      "the kind comes before the checksum: %s", err.message);
+	CHECK(
+	    amq_filter_read(&f, bloom.bytes, 10, AMQ_KIND_BLOOM, false, "bloom_info", "filter",
+			    &err) == AMQ_INVALID_FILTER &&
+		strcmp(err.message,
+		       "bloom_info: filter: a 10-byte value is shorter than the 64-byte header") ==
+		    0,
+	    "short: %s", err.message);
+	bloom.bytes[4] = 9;
+	CHECK(amq_filter_read(&f, bloom.bytes, bloom.size, AMQ_KIND_BLOOM, false, "bloom_fpr",
+			      "filter", &err) == AMQ_INVALID_FILTER &&
+		  strncmp(err.message,
+			  "bloom_fpr: filter: amq filter format version 9 was written by a newer "
+			  "amq",
+			  71) == 0,
+	      "newer: %s", err.message);
+	CHECK(amq_filter_open(&f, bloom.bytes, bloom.size, &err) == AMQ_INVALID_FILTER &&
+		  strncmp(err.message, "amq filter format version 9 was written", 39) == 0,
+	      "open without a name: %s", err.message);
+	amq_filter_free(&bloom, A);
+	amq_filter_free(&cuckoo, A);
+}
+
+int main(void)
+{
+	for (size_t i = 0; i < NVARIANTS; i++) {
+		test_dispatch(&VARIANTS[i]);
+		test_combine(&VARIANTS[i]);
+		test_remove_and_frequency(&VARIANTS[i]);
+	}
+	test_read();
+	amq_error err;
+	amq_filter f;
+	CHECK(amq_filter_create(&f, AMQ_KIND_CUCKOO, AMQ_LAYOUT_BLOCKED, 10, 0.01, 0, A, &err) ==
+		  AMQ_INVALID_ARGUMENT,
+	      "no blocked cuckoo filter: %s", err.message);
+	return check_summary();
+}
