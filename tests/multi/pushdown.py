@@ -228,9 +228,41 @@ def types(r):
                     matches <= kept <= matches + 1.5 * FPR * (200000 - matches), f"{kept} rows kept")
 
 
+def new_layouts(r):
+    """The layouts 0.2.0 adds ship the same way, with exact answers and the
+    same bound on rows fetched: a counting filter (bloom_contains and
+    bloom_frequency) and a scalable chain grown past its first link."""
+    psql("coord", """
+        INSERT INTO filters
+        SELECT 'vip counting', bloom_agg(customer_id, 0.01, NULL, 'counting'),
+               cuckoo_agg(customer_id, 0.01) FROM vip
+        UNION ALL
+        SELECT 'vip scalable', bloom_agg(customer_id, 0.01, 200, 'scalable'),
+               cuckoo_agg(customer_id, 0.01) FROM vip;""")
+    links = int(value("coord", "SELECT jsonb_array_length(bloom_info(b)->'links') FROM filters "
+                               "WHERE name = 'vip scalable'"))
+    r.check("the scalable filter is a chain of several links", links > 1, str(links))
+    counts = shard_counts()
+    expected = answer(PLAIN)
+    for name, probe, marker in (
+            ("counting filter, bloom_contains",
+             "bloom_contains((SELECT b FROM filters WHERE name = 'vip counting'), o.customer_id)",
+             "public.bloom_contains("),
+            ("counting filter, bloom_frequency",
+             "bloom_frequency((SELECT b FROM filters WHERE name = 'vip counting'), o.customer_id)"
+             " > 0", "public.bloom_frequency("),
+            ("scalable chain, @>",
+             "(SELECT b FROM filters WHERE name = 'vip scalable') @> o.customer_id",
+             "OPERATOR(public.@>)")):
+        query = JOIN.format(probe=probe)
+        check_scans(r, name, foreign_scans(plan("coord", query, True)), marker, counts)
+        r.check(f"{name}: same answer as the plain join", answer(query) == expected)
+
+
 def run_all(r):
     setup()
     r.run("pushdown forms", forms)
+    r.run("new layouts", new_layouts)
     r.run("forms that do not ship", not_shipped)
     r.run("filter across shards", cross_shard)
     r.run("sharded build", sharded_build)
