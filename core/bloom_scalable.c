@@ -404,7 +404,7 @@ static amq_status scalable_add_collected(amq_filter *f, const uint64_t *sorted, 
 }
 
 /* AMQ_INCOMPATIBLE unless a and b have the same shape: p, first capacity,
- * expansion, seed and links (hence every link's size). */
+ * expansion, seed, and every link's capacity, bits and hashes. */
 static amq_status check_same_shape(const amq_filter *a, const amq_filter *b, amq_error *err)
 {
 	if (a->kind != b->kind || a->layout != b->layout)
@@ -422,6 +422,25 @@ static amq_status check_same_shape(const amq_filter *a, const amq_filter *b, amq
 		    (unsigned long long)amq_load64le(a->payload + CHAIN_CAPACITY), link_count(b),
 		    (unsigned long long)b->payload_size,
 		    (unsigned long long)amq_load64le(b->payload + CHAIN_CAPACITY));
+	/* Open checks each link on its own, so two chains with the same header
+	 * may still place bits apart: every link must match too. */
+	for (uint32_t i = 0; i < link_count(a); i++) {
+		const uint8_t *da = a->payload + LINE * (1 + (uint64_t)i);
+		const uint8_t *db = b->payload + LINE * (1 + (uint64_t)i);
+		if (memcmp(da, db, LINK_HASHES + 4) != 0)
+			return amq_fail(
+			    err, AMQ_INCOMPATIBLE,
+			    "build both with the same capacity, fpr and expansion in one amq",
+			    "cannot combine scalable bloom filters whose link %u differs (%llu "
+			    "bits, %u hashes, capacity %llu vs %llu bits, %u hashes, capacity "
+			    "%llu)",
+			    i, (unsigned long long)amq_load64le(da + LINK_BITS),
+			    amq_load32le(da + LINK_HASHES),
+			    (unsigned long long)amq_load64le(da + LINK_CAPACITY),
+			    (unsigned long long)amq_load64le(db + LINK_BITS),
+			    amq_load32le(db + LINK_HASHES),
+			    (unsigned long long)amq_load64le(db + LINK_CAPACITY));
+	}
 	return AMQ_OK;
 }
 

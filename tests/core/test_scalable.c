@@ -162,6 +162,22 @@ static void test_combine(void)
 	CHECK(amq_filter_union_into(&c, &blocked, &err) == AMQ_INCOMPATIBLE,
 	      "scalable with blocked: %s", err.message);
 	CHECK(amq_filter_intersect_into(&a, &b, &err) == AMQ_OK, "intersect: %s", err.message);
+	/* Same chain header and size, but link 0 with one hash more: it opens,
+	 * and must not be combined bit for bit with a. */
+	amq_filter edited, view;
+	amq_filter_clone(&edited, &a, A, &err);
+	edited.payload[64 + 16]--;
+	amq_filter_seal(&edited);
+	CHECK(amq_filter_open(&view, edited.bytes, edited.size, &err) == AMQ_OK &&
+		  amq_filter_verify(&view, &err) == AMQ_OK,
+	      "edited link opens: %s", err.message);
+	st = amq_filter_union_into(&a, &view, &err);
+	CHECK(st == AMQ_INCOMPATIBLE && strstr(err.message, "link 0 differs"),
+	      "union with a different link 0: %s", err.message);
+	st = amq_filter_intersect_into(&view, &a, &err);
+	CHECK(st == AMQ_INCOMPATIBLE && strstr(err.message, "link 0 differs"),
+	      "intersect with a different link 0: %s", err.message);
+	amq_filter_free(&edited, A);
 	amq_filter_free(&blocked, A);
 	amq_filter_free(&a, A);
 	amq_filter_free(&b, A);
