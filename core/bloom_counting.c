@@ -65,10 +65,8 @@ static amq_status counting_check_header(const amq_filter *f, const char *prefix,
 static amq_status counting_verify(const amq_filter *f, const char *prefix, amq_error *err)
 {
 	if (!amq_tail_is_zero(f, f->cells * 4))
-		return amq_fail(
-		    err, AMQ_INVALID_FILTER,
-		    "pass a value built by bloom_agg, bloom_new, cuckoo_agg or cuckoo_new",
-		    "%sbits set past the last counter", prefix);
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
+				"%sbits set past the last counter", prefix);
 	return AMQ_OK;
 }
 

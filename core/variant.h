@@ -11,6 +11,9 @@
 
 #include "internal.h"
 
+/* The hint of every message about bytes that are no filter amq wrote. */
+#define AMQ_NOT_A_FILTER_HINT "pass a value built by bloom_agg, bloom_new, cuckoo_agg or cuckoo_new"
+
 typedef struct amq_variant {
 	amq_kind kind;
 	amq_layout layout;
