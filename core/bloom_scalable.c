@@ -50,6 +50,7 @@ typedef struct link {
 	amq_filter bits;
 } link;
 
+/* The IEEE-754 double stored little-endian at p. */
 static double load_double(const uint8_t *p)
 {
 	uint64_t u = amq_load64le(p);
@@ -58,6 +59,7 @@ static double load_double(const uint8_t *p)
 	return d;
 }
 
+/* Stores d little-endian at p as its IEEE-754 bits. */
 static void store_double(uint8_t *p, double d)
 {
 	uint64_t u;
@@ -65,6 +67,7 @@ static void store_double(uint8_t *p, double d)
 	amq_store64le(p, u);
 }
 
+/* The number of links, from the chain header. */
 static uint32_t link_count(const amq_filter *f)
 {
 	return amq_load32le(f->payload + CHAIN_LINKS);
@@ -106,18 +109,22 @@ static double link_rate(double p, uint32_t i)
 	return ldexp(p, -(int)i - 1);
 }
 
+/* Payload bits per cell: a cell is one 64-byte line. */
 static double line_bits(uint32_t hashes)
 {
 	(void)hashes;
 	return 8.0 * LINE;
 }
 
+/* Bytes of a payload of cells 64-byte lines. */
 static uint64_t scalable_payload_size(uint32_t hashes, uint64_t cells)
 {
 	(void)hashes;
 	return cells * LINE;
 }
 
+/* Header rules: no hashes (the links keep them) and at least the chain
+ * header and one descriptor. */
 static amq_status scalable_check_header(const amq_filter *f, const char *prefix, amq_error *err)
 {
 	if (f->hashes != 0)
@@ -270,18 +277,21 @@ static inline bool chain_contains(const amq_filter *f, uint64_t hash, amq_probe 
 	return false;
 }
 
+/* chain_contains with the portable blocked probe. */
 static bool scalable_contains_portable(const amq_filter *f, uint64_t hash)
 {
 	return chain_contains(f, hash, amq_blocked_contains_portable);
 }
 
 #ifdef AMQ_HAVE_AVX2_PROBE
+/* chain_contains with the AVX2 blocked probe. */
 static bool scalable_contains_avx2(const amq_filter *f, uint64_t hash)
 {
 	return chain_contains(f, hash, amq_blocked_contains_avx2);
 }
 #endif
 
+/* The fastest chain probe this CPU runs, chosen once per filter. */
 static amq_probe scalable_probe_for(const amq_filter *f)
 {
 	(void)f;
@@ -292,6 +302,7 @@ static amq_probe scalable_probe_for(const amq_filter *f)
 	return scalable_contains_portable;
 }
 
+/* Whether any link may hold hash. */
 static bool scalable_contains(const amq_filter *f, uint64_t hash)
 {
 	return scalable_probe_for(f)(f, hash);
@@ -373,6 +384,7 @@ static uint64_t insertion_key(uint64_t hash)
 	return amq_mix64(hash ^ 0x5851f42d4c957f2dULL);
 }
 
+/* qsort order of hashes by insertion_key. */
 static int by_insertion_key(const void *a, const void *b)
 {
 	uint64_t x = insertion_key(*(const uint64_t *)a), y = insertion_key(*(const uint64_t *)b);
@@ -467,11 +479,13 @@ static amq_status combine(amq_filter *dst, const amq_filter *src, bool intersect
 	return AMQ_OK;
 }
 
+/* Link by link OR; the chains must have the same shape. */
 static amq_status scalable_union(amq_filter *dst, const amq_filter *src, amq_error *err)
 {
 	return combine(dst, src, false, err);
 }
 
+/* Link by link AND; the chains must have the same shape. */
 static amq_status scalable_intersect(amq_filter *dst, const amq_filter *src, amq_error *err)
 {
 	return combine(dst, src, true, err);
@@ -519,6 +533,7 @@ static void append(char *out, size_t cap, size_t *n, const char *fmt, ...)
 		*n += (size_t)w;
 }
 
+/* The JSON of bloom_info: the chain's parameters, then each link. */
 static int scalable_info(const amq_filter *f, char *out, size_t cap)
 {
 	size_t n = 0;
