@@ -122,8 +122,10 @@ void amq_bloom_add(amq_filter *f, uint64_t hash)
 		add_classic(f, hash);
 		break;
 	case AMQ_LAYOUT_COUNTING:
-	case AMQ_LAYOUT_SCALABLE:
 		amq_filter_add(f, hash, NULL); /* counts the item itself */
+		return;
+	case AMQ_LAYOUT_SCALABLE:
+		amq_scalable_add_in_place(f, hash); /* counts the item itself */
 		return;
 	}
 	f->items++;

@@ -353,6 +353,14 @@ static amq_status append_link(amq_filter *f, const amq_allocator *a, amq_error *
 	return AMQ_OK;
 }
 
+/* Sets hash's bits in the newest link l and counts it there and in f. */
+static void add_to_link(amq_filter *f, link *l, uint64_t hash)
+{
+	amq_blocked_add(&l->bits, hash);
+	amq_store64le(l->descriptor + LINK_ITEMS, l->bits.items + 1);
+	f->items++;
+}
+
 /* Adds hash to the newest link, appending a link first (in a new buffer
  * from a) when it is full; a value the chain may hold already adds nothing. */
 static amq_status scalable_add_grow(amq_filter *f, uint64_t hash, const amq_allocator *a,
@@ -371,10 +379,16 @@ static amq_status scalable_add_grow(amq_filter *f, uint64_t hash, const amq_allo
 			return st;
 		newest = last_link(f);
 	}
-	amq_blocked_add(&newest.bits, hash);
-	amq_store64le(newest.descriptor + LINK_ITEMS, newest.bits.items + 1);
-	f->items++;
+	add_to_link(f, &newest, hash);
 	return AMQ_OK;
+}
+
+void amq_scalable_add_in_place(amq_filter *f, uint64_t hash)
+{
+	if (scalable_contains(f, hash))
+		return;
+	link newest = last_link(f);
+	add_to_link(f, &newest, hash);
 }
 
 /* The order an aggregate adds a hash in: a bijection of it unrelated to both
