@@ -230,8 +230,9 @@ amq_status amq_bloom_create(amq_filter *f, uint64_t capacity, double fpr, amq_la
  * multiple of 512). */
 amq_status amq_bloom_create_exact(amq_filter *f, amq_layout layout, uint64_t bits, uint32_t hashes,
 				  uint64_t seed, const amq_allocator *a, amq_error *err);
-/* Adds hash to a Bloom filter of any layout; a scalable chain whose newest
- * link is full cannot grow here (no allocator): use amq_filter_add_to. */
+/* Adds hash to a Bloom filter of any layout. A scalable chain cannot grow
+ * here (no allocator): a full newest link takes the value past its capacity,
+ * so its rate rises above the schedule; use amq_filter_add_to to grow. */
 void amq_bloom_add(amq_filter *f, uint64_t hash);
 /* False when hash was certainly never added to f. */
 bool amq_bloom_contains(const amq_filter *f, uint64_t hash);

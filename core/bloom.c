@@ -122,8 +122,10 @@ void amq_bloom_add(amq_filter *f, uint64_t hash)
 		add_classic(f, hash);
 		break;
 	case AMQ_LAYOUT_COUNTING:
-	case AMQ_LAYOUT_SCALABLE:
 		amq_filter_add(f, hash, NULL); /* counts the item itself */
+		return;
+	case AMQ_LAYOUT_SCALABLE:
+		amq_scalable_add_in_place(f, hash); /* counts the item itself */
 		return;
 	}
 	f->items++;
@@ -281,11 +283,9 @@ amq_status amq_bloom_check_hashes(const amq_filter *f, uint32_t max_hashes, cons
 				  amq_error *err)
 {
 	if (f->hashes < 1 || f->hashes > max_hashes || f->hashes > f->cells)
-		return amq_fail(
-		    err, AMQ_INVALID_FILTER,
-		    "pass a value built by bloom_agg, bloom_new, cuckoo_agg or cuckoo_new",
-		    "%s%u hash functions for %llu bits", prefix, f->hashes,
-		    (unsigned long long)f->cells);
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
+				"%s%u hash functions for %llu bits", prefix, f->hashes,
+				(unsigned long long)f->cells);
 	return AMQ_OK;
 }
 
@@ -303,10 +303,8 @@ static amq_status blocked_check_header(const amq_filter *f, const char *prefix, 
 static amq_status bits_verify(const amq_filter *f, const char *prefix, amq_error *err)
 {
 	if (!amq_tail_is_zero(f, f->cells))
-		return amq_fail(
-		    err, AMQ_INVALID_FILTER,
-		    "pass a value built by bloom_agg, bloom_new, cuckoo_agg or cuckoo_new",
-		    "%sbits set past the end of the filter", prefix);
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
+				"%sbits set past the end of the filter", prefix);
 	return AMQ_OK;
 }
 

@@ -38,24 +38,28 @@ static inline unsigned counter_get(const uint8_t *p, uint64_t i)
 	return (p[i >> 1] >> ((i & 1) * 4)) & 0xf;
 }
 
+/* Sets counter i of payload p to value (0 to 15). */
 static inline void counter_set(uint8_t *p, uint64_t i, unsigned value)
 {
 	unsigned shift = (unsigned)(i & 1) * 4;
 	p[i >> 1] = (uint8_t)((p[i >> 1] & ~(0xfu << shift)) | (value << shift));
 }
 
+/* Payload bits per counter, for the size a too-large request would need. */
 static double four_bits_per_cell(uint32_t hashes)
 {
 	(void)hashes;
 	return 4.0;
 }
 
+/* Bytes of cells 4-bit counters, in whole 64-bit words. */
 static uint64_t counting_payload_size(uint32_t hashes, uint64_t cells)
 {
 	(void)hashes;
 	return (cells * 4 + 63) / 64 * 8;
 }
 
+/* The classic hashes rule: 1 to 30 hashes, no more than counters. */
 static amq_status counting_check_header(const amq_filter *f, const char *prefix, amq_error *err)
 {
 	return amq_bloom_check_hashes(f, AMQ_BLOOM_MAX_HASHES, prefix, err);
@@ -65,10 +69,8 @@ static amq_status counting_check_header(const amq_filter *f, const char *prefix,
 static amq_status counting_verify(const amq_filter *f, const char *prefix, amq_error *err)
 {
 	if (!amq_tail_is_zero(f, f->cells * 4))
-		return amq_fail(
-		    err, AMQ_INVALID_FILTER,
-		    "pass a value built by bloom_agg, bloom_new, cuckoo_agg or cuckoo_new",
-		    "%sbits set past the last counter", prefix);
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
+				"%sbits set past the last counter", prefix);
 	return AMQ_OK;
 }
 
@@ -107,11 +109,13 @@ static unsigned smallest_counter(const amq_filter *f, uint64_t hash)
 	return smallest;
 }
 
+/* False when a counter of hash is zero: certainly never added. */
 static bool counting_contains(const amq_filter *f, uint64_t hash)
 {
 	return smallest_counter(f, hash) > 0;
 }
 
+/* The probe: counting_contains on every CPU (no vector path). */
 static amq_probe counting_probe_for(const amq_filter *f)
 {
 	(void)f;
@@ -205,6 +209,7 @@ static double counting_estimate_items(const amq_filter *f)
 	return -(m / f->hashes) * log1p(-x / m);
 }
 
+/* The JSON of bloom_info: counters, how many are set and saturated, estimates. */
 static int counting_info(const amq_filter *f, char *out, size_t cap)
 {
 	uint64_t nonzero, saturated;

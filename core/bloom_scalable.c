@@ -43,9 +43,6 @@
 #define LINK_HASHES 16
 #define LINK_ITEMS 24
 
-static const char *const NOT_A_FILTER_HINT =
-    "pass a value built by bloom_agg, bloom_new, cuckoo_agg or cuckoo_new";
-
 /* One link: its descriptor and a blocked-filter view of its bits. */
 typedef struct link {
 	uint8_t *descriptor;
@@ -53,6 +50,7 @@ typedef struct link {
 	amq_filter bits;
 } link;
 
+/* The IEEE-754 double stored little-endian at p. */
 static double load_double(const uint8_t *p)
 {
 	uint64_t u = amq_load64le(p);
@@ -61,6 +59,7 @@ static double load_double(const uint8_t *p)
 	return d;
 }
 
+/* Stores d little-endian at p as its IEEE-754 bits. */
 static void store_double(uint8_t *p, double d)
 {
 	uint64_t u;
@@ -68,6 +67,7 @@ static void store_double(uint8_t *p, double d)
 	amq_store64le(p, u);
 }
 
+/* The number of links, from the chain header. */
 static uint32_t link_count(const amq_filter *f)
 {
 	return amq_load32le(f->payload + CHAIN_LINKS);
@@ -109,26 +109,30 @@ static double link_rate(double p, uint32_t i)
 	return ldexp(p, -(int)i - 1);
 }
 
+/* Payload bits per cell: a cell is one 64-byte line. */
 static double line_bits(uint32_t hashes)
 {
 	(void)hashes;
 	return 8.0 * LINE;
 }
 
+/* Bytes of a payload of cells 64-byte lines. */
 static uint64_t scalable_payload_size(uint32_t hashes, uint64_t cells)
 {
 	(void)hashes;
 	return cells * LINE;
 }
 
+/* Header rules: no hashes (the links keep them) and at least the chain
+ * header and one descriptor. */
 static amq_status scalable_check_header(const amq_filter *f, const char *prefix, amq_error *err)
 {
 	if (f->hashes != 0)
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
 				"%sa scalable bloom header has %u hashes where its links keep them",
 				prefix, f->hashes);
 	if (f->cells < 2)
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
 				"%sa scalable bloom filter of %llu lines has no link", prefix,
 				(unsigned long long)f->cells);
 	return AMQ_OK;
@@ -148,12 +152,12 @@ static amq_status scalable_check_payload(const amq_filter *f, const char *prefix
 	if (!(fpr > 0.0 && fpr < 1.0) || capacity == 0 || expansion < 1 ||
 	    expansion > AMQ_SCALABLE_MAX_EXPANSION || links < 1 || links > AMQ_SCALABLE_MAX_LINKS ||
 	    !reserved_zero)
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
 				"%sbad scalable chain header (fpr %g, capacity %llu, expansion %u, "
 				"%u links)",
 				prefix, fpr, (unsigned long long)capacity, expansion, links);
 	if (f->payload_size < first_bits(links))
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
 				"%sthe table of %u scalable links lies past the end of the filter",
 				prefix, links);
 	uint64_t at = first_bits(links), items = 0;
@@ -165,18 +169,18 @@ static amq_status scalable_check_payload(const amq_filter *f, const char *prefix
 		if (l.capacity == 0 || l.bits.cells == 0 || l.bits.cells % AMQ_BLOCK_BITS != 0 ||
 		    l.bits.hashes < 1 || l.bits.hashes > AMQ_BLOOM_BLOCKED_MAX_HASHES ||
 		    l.bits.payload_size > f->payload_size - at || !zero)
-			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+			return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
 					"%sbad scalable link %u (%llu bits, %u hashes)", prefix, i,
 					(unsigned long long)l.bits.cells, l.bits.hashes);
 		items = items + l.bits.items < items ? UINT64_MAX : items + l.bits.items;
 		at = next_link(&l, at);
 	}
 	if (at != f->payload_size)
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
 				"%sscalable links end at byte %llu of a %llu-byte payload", prefix,
 				(unsigned long long)at, (unsigned long long)f->payload_size);
 	if (items != f->items)
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
 				"%sheader counts %llu items, links hold %llu", prefix,
 				(unsigned long long)f->items, (unsigned long long)items);
 	return AMQ_OK;
@@ -273,18 +277,21 @@ static inline bool chain_contains(const amq_filter *f, uint64_t hash, amq_probe 
 	return false;
 }
 
+/* chain_contains with the portable blocked probe. */
 static bool scalable_contains_portable(const amq_filter *f, uint64_t hash)
 {
 	return chain_contains(f, hash, amq_blocked_contains_portable);
 }
 
 #ifdef AMQ_HAVE_AVX2_PROBE
+/* chain_contains with the AVX2 blocked probe. */
 static bool scalable_contains_avx2(const amq_filter *f, uint64_t hash)
 {
 	return chain_contains(f, hash, amq_blocked_contains_avx2);
 }
 #endif
 
+/* The fastest chain probe this CPU runs, chosen once per filter. */
 static amq_probe scalable_probe_for(const amq_filter *f)
 {
 	(void)f;
@@ -295,6 +302,7 @@ static amq_probe scalable_probe_for(const amq_filter *f)
 	return scalable_contains_portable;
 }
 
+/* Whether any link may hold hash. */
 static bool scalable_contains(const amq_filter *f, uint64_t hash)
 {
 	return scalable_probe_for(f)(f, hash);
@@ -345,6 +353,14 @@ static amq_status append_link(amq_filter *f, const amq_allocator *a, amq_error *
 	return AMQ_OK;
 }
 
+/* Sets hash's bits in the newest link l and counts it there and in f. */
+static void add_to_link(amq_filter *f, link *l, uint64_t hash)
+{
+	amq_blocked_add(&l->bits, hash);
+	amq_store64le(l->descriptor + LINK_ITEMS, l->bits.items + 1);
+	f->items++;
+}
+
 /* Adds hash to the newest link, appending a link first (in a new buffer
  * from a) when it is full; a value the chain may hold already adds nothing. */
 static amq_status scalable_add_grow(amq_filter *f, uint64_t hash, const amq_allocator *a,
@@ -363,10 +379,16 @@ static amq_status scalable_add_grow(amq_filter *f, uint64_t hash, const amq_allo
 			return st;
 		newest = last_link(f);
 	}
-	amq_blocked_add(&newest.bits, hash);
-	amq_store64le(newest.descriptor + LINK_ITEMS, newest.bits.items + 1);
-	f->items++;
+	add_to_link(f, &newest, hash);
 	return AMQ_OK;
+}
+
+void amq_scalable_add_in_place(amq_filter *f, uint64_t hash)
+{
+	if (scalable_contains(f, hash))
+		return;
+	link newest = last_link(f);
+	add_to_link(f, &newest, hash);
 }
 
 /* The order an aggregate adds a hash in: a bijection of it unrelated to both
@@ -376,6 +398,7 @@ static uint64_t insertion_key(uint64_t hash)
 	return amq_mix64(hash ^ 0x5851f42d4c957f2dULL);
 }
 
+/* qsort order of hashes by insertion_key. */
 static int by_insertion_key(const void *a, const void *b)
 {
 	uint64_t x = insertion_key(*(const uint64_t *)a), y = insertion_key(*(const uint64_t *)b);
@@ -404,7 +427,7 @@ static amq_status scalable_add_collected(amq_filter *f, const uint64_t *sorted, 
 }
 
 /* AMQ_INCOMPATIBLE unless a and b have the same shape: p, first capacity,
- * expansion, seed and links (hence every link's size). */
+ * expansion, seed, and every link's capacity, bits and hashes. */
 static amq_status check_same_shape(const amq_filter *a, const amq_filter *b, amq_error *err)
 {
 	if (a->kind != b->kind || a->layout != b->layout)
@@ -422,6 +445,25 @@ static amq_status check_same_shape(const amq_filter *a, const amq_filter *b, amq
 		    (unsigned long long)amq_load64le(a->payload + CHAIN_CAPACITY), link_count(b),
 		    (unsigned long long)b->payload_size,
 		    (unsigned long long)amq_load64le(b->payload + CHAIN_CAPACITY));
+	/* Open checks each link on its own, so two chains with the same header
+	 * may still place bits apart: every link must match too. */
+	for (uint32_t i = 0; i < link_count(a); i++) {
+		const uint8_t *da = a->payload + LINE * (1 + (uint64_t)i);
+		const uint8_t *db = b->payload + LINE * (1 + (uint64_t)i);
+		if (memcmp(da, db, LINK_HASHES + 4) != 0)
+			return amq_fail(
+			    err, AMQ_INCOMPATIBLE,
+			    "build both with the same capacity, fpr and expansion in one amq",
+			    "cannot combine scalable bloom filters whose link %u differs (%llu "
+			    "bits, %u hashes, capacity %llu vs %llu bits, %u hashes, capacity "
+			    "%llu)",
+			    i, (unsigned long long)amq_load64le(da + LINK_BITS),
+			    amq_load32le(da + LINK_HASHES),
+			    (unsigned long long)amq_load64le(da + LINK_CAPACITY),
+			    (unsigned long long)amq_load64le(db + LINK_BITS),
+			    amq_load32le(db + LINK_HASHES),
+			    (unsigned long long)amq_load64le(db + LINK_CAPACITY));
+	}
 	return AMQ_OK;
 }
 
@@ -451,11 +493,13 @@ static amq_status combine(amq_filter *dst, const amq_filter *src, bool intersect
 	return AMQ_OK;
 }
 
+/* Link by link OR; the chains must have the same shape. */
 static amq_status scalable_union(amq_filter *dst, const amq_filter *src, amq_error *err)
 {
 	return combine(dst, src, false, err);
 }
 
+/* Link by link AND; the chains must have the same shape. */
 static amq_status scalable_intersect(amq_filter *dst, const amq_filter *src, amq_error *err)
 {
 	return combine(dst, src, true, err);
@@ -503,6 +547,7 @@ static void append(char *out, size_t cap, size_t *n, const char *fmt, ...)
 		*n += (size_t)w;
 }
 
+/* The JSON of bloom_info: the chain's parameters, then each link. */
 static int scalable_info(const amq_filter *f, char *out, size_t cap)
 {
 	size_t n = 0;

@@ -281,9 +281,6 @@ double amq_cuckoo_expected_fpr(const amq_filter *f)
 
 /* ---- the b4 row of the variant table ---- */
 
-static const char *const NOT_A_FILTER_HINT =
-    "pass a value built by bloom_agg, bloom_new, cuckoo_agg or cuckoo_new";
-
 static double slot_bits_per_bucket(uint32_t hashes)
 {
 	return (double)AMQ_CUCKOO_SLOTS * hashes;
@@ -299,10 +296,10 @@ static uint64_t b4_payload_size(uint32_t hashes, uint64_t cells)
 static amq_status b4_check_header(const amq_filter *f, const char *prefix, amq_error *err)
 {
 	if (f->hashes < AMQ_CUCKOO_MIN_FINGERPRINT || f->hashes > AMQ_CUCKOO_MAX_FINGERPRINT)
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT, "%s%u-bit fingerprints",
-				prefix, f->hashes);
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
+				"%s%u-bit fingerprints", prefix, f->hashes);
 	if (f->cells <= ((uint64_t)1 << 36) && f->items > f->cells * AMQ_CUCKOO_SLOTS)
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
 				"%s%llu items in %llu slots", prefix, (unsigned long long)f->items,
 				(unsigned long long)(f->cells * AMQ_CUCKOO_SLOTS));
 	return AMQ_OK;
@@ -313,12 +310,12 @@ static amq_status b4_verify(const amq_filter *f, const char *prefix, amq_error *
 {
 	uint64_t slots = f->cells * AMQ_CUCKOO_SLOTS, occupied = 0;
 	if (!amq_tail_is_zero(f, slots * f->hashes))
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
 				"%sbits set past the last cuckoo slot", prefix);
 	for (uint64_t s = 0; s < slots; s++)
 		occupied += slot_get(f->payload, s, f->hashes) != 0;
 	if (occupied != f->items)
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
 				"%sheader counts %llu items, slots hold %llu", prefix,
 				(unsigned long long)f->items, (unsigned long long)occupied);
 	return AMQ_OK;

@@ -29,9 +29,6 @@ enum {
 /* Bloom bits or cuckoo buckets above this cannot fit in 1 GiB. */
 #define MAX_CELLS ((uint64_t)1 << 36)
 
-static const char *const NOT_A_FILTER_HINT =
-    "pass a value built by bloom_agg, bloom_new, cuckoo_agg or cuckoo_new";
-
 /* Every message of a filter that does not open starts with this, unless the
  * caller names the function and argument (amq_filter_read). */
 static const char *const DEFAULT_PREFIX = "invalid amq filter: ";
@@ -70,20 +67,20 @@ static amq_status header_variant(const uint8_t *b, const char *prefix, const amq
 		    "reads versions 1 to %d)",
 		    prefix == DEFAULT_PREFIX ? "" : prefix, version, AMQ_FORMAT_VERSION);
 	if (version < 1)
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
 				"%sformat version 0 does not exist", prefix);
 	if (!known_kind((amq_kind)kind))
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT, "%sunknown kind %u",
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT, "%sunknown kind %u",
 				prefix, kind);
 	const amq_variant *v = amq_variant_find((amq_kind)kind, (amq_layout)layout);
 	if (v == NULL)
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
 				"%sunknown %s layout %u", prefix, amq_kind_name((amq_kind)kind),
 				layout);
 	/* A layout is written with the first format version that has it, so
 	 * an older version naming it was not written by amq. */
 	if (version < v->format_version)
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
 				"%sformat version %u has no %s %s layout", prefix, version,
 				v->layout_name, v->kind_name);
 	*out = v;
@@ -96,11 +93,11 @@ static amq_status open_filter(amq_filter *f, const void *buf, size_t size, const
 {
 	const uint8_t *b = buf;
 	if (b == NULL || size < AMQ_HEADER_BYTES)
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
 				"%sa %zu-byte value is shorter than the %d-byte header", prefix,
 				b == NULL ? (size_t)0 : size, AMQ_HEADER_BYTES);
 	if (memcmp(b + OFF_MAGIC, MAGIC, sizeof(MAGIC)) != 0)
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT, "%sbad magic bytes",
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT, "%sbad magic bytes",
 				prefix);
 	const amq_variant *v = NULL;
 	amq_status st = header_variant(b, prefix, &v, err);
@@ -124,21 +121,21 @@ static amq_status open_filter(amq_filter *f, const void *buf, size_t size, const
 		return st;
 	uint32_t slots = amq_load32le(b + OFF_SLOTS);
 	if (slots != v->slots)
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
 				"%s%u slots per bucket where a %s %s filter has %u", prefix, slots,
 				v->layout_name, v->kind_name, v->slots);
 	for (int i = OFF_RESERVED; i < OFF_CHECKSUM; i++)
 		if (b[i] != 0)
-			return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+			return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
 					"%sreserved header bytes are not zero", prefix);
 
 	uint64_t expected = amq_payload_size(h.kind, h.layout, h.hashes, h.cells);
 	if (expected == 0)
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
 				"%simpossible size of %llu %s", prefix, (unsigned long long)h.cells,
 				v->cell_name);
 	if (h.payload_size != expected)
-		return amq_fail(err, AMQ_INVALID_FILTER, NOT_A_FILTER_HINT,
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
 				"%sheader gives %llu payload bytes where its parameters need %llu",
 				prefix, (unsigned long long)h.payload_size,
 				(unsigned long long)expected);

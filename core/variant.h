@@ -11,6 +11,9 @@
 
 #include "internal.h"
 
+/* The hint of every message about bytes that are no filter amq wrote. */
+#define AMQ_NOT_A_FILTER_HINT "pass a value built by bloom_agg, bloom_new, cuckoo_agg or cuckoo_new"
+
 typedef struct amq_variant {
 	amq_kind kind;
 	amq_layout layout;
@@ -105,6 +108,11 @@ amq_status amq_bloom_check_compatible(const amq_filter *a, const amq_filter *b, 
 void amq_classic_positions(const amq_filter *f, uint64_t hash, uint64_t *out);
 /* Chance that k distinct random cells out of `space` all fall among `set`. */
 double amq_all_set_chance(double set, double space, uint32_t k);
+
+/* Adds hash to a scalable chain without growing it: into the newest link,
+ * past its capacity when it is full (a higher rate there, never a false
+ * negative). For amq_bloom_add, which has no allocator and no status. */
+void amq_scalable_add_in_place(amq_filter *f, uint64_t hash);
 
 /* True when no payload bit at or past bit `from` is set (format.c). */
 bool amq_tail_is_zero(const amq_filter *f, uint64_t from);

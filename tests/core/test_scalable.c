@@ -82,6 +82,45 @@ static void test_growth(void)
 	amq_filter_free(&f, A);
 }
 
+/* amq_bloom_add cannot grow a chain (no allocator), but must never lose a
+ * value: past a full newest link it adds there anyway, and amq_filter_add
+ * (which reports) refuses without changing the filter. */
+static void test_add_without_allocator(void)
+{
+	amq_filter f;
+	amq_error err;
+	CHECK(amq_scalable_create(&f, 100, 0.01, 2, 0, A, &err) == AMQ_OK, "create: %s",
+	      err.message);
+	for (int64_t i = 0; i < 300; i++)
+		amq_bloom_add(&f, h(i));
+	uint64_t missing = 0;
+	for (int64_t i = 0; i < 300; i++)
+		missing += !amq_filter_contains(&f, h(i));
+	CHECK(missing == 0, "amq_bloom_add past a full link lost %llu of 300 values",
+	      (unsigned long long)missing);
+	CHECK(links_of(&f) == 1, "amq_bloom_add grew the chain to %d links", links_of(&f));
+	CHECK(f.items > 100 && f.items <= 300, "items %llu", (unsigned long long)f.items);
+	amq_filter_seal(&f);
+	amq_filter g;
+	CHECK(amq_filter_open(&g, f.bytes, f.size, &err) == AMQ_OK &&
+		  amq_filter_verify(&g, &err) == AMQ_OK,
+	      "an overfull link reads back: %s", err.message);
+	/* The overfull link holds most values by chance: probe one it rules out. */
+	int64_t absent = -1;
+	while (absent > -1000000 && amq_filter_contains(&f, h(absent)))
+		absent--;
+	uint8_t *before = malloc(f.size);
+	memcpy(before, f.bytes, f.size);
+	CHECK(amq_filter_add(&f, h(absent), &err) == AMQ_FILTER_FULL &&
+		  memcmp(before, f.bytes, f.size) == 0,
+	      "amq_filter_add on a full link: %s", err.message);
+	free(before);
+	CHECK(amq_filter_add_to(&f, h(absent), A, &err) == AMQ_OK && links_of(&f) == 2 &&
+		  amq_filter_contains(&f, h(absent)),
+	      "amq_filter_add_to grows it (%d links): %s", links_of(&f), err.message);
+	amq_filter_free(&f, A);
+}
+
 /* Link i: capacity c e^i, rate p / 2^(i+1), a blocked filter of at most 8
  * hashes; bloom_info lists them in order. */
 static void test_schedule(void)
@@ -162,6 +201,22 @@ static void test_combine(void)
 	CHECK(amq_filter_union_into(&c, &blocked, &err) == AMQ_INCOMPATIBLE,
 	      "scalable with blocked: %s", err.message);
 	CHECK(amq_filter_intersect_into(&a, &b, &err) == AMQ_OK, "intersect: %s", err.message);
+	/* Same chain header and size, but link 0 with one hash more: it opens,
+	 * and must not be combined bit for bit with a. */
+	amq_filter edited, view;
+	amq_filter_clone(&edited, &a, A, &err);
+	edited.payload[64 + 16]--;
+	amq_filter_seal(&edited);
+	CHECK(amq_filter_open(&view, edited.bytes, edited.size, &err) == AMQ_OK &&
+		  amq_filter_verify(&view, &err) == AMQ_OK,
+	      "edited link opens: %s", err.message);
+	st = amq_filter_union_into(&a, &view, &err);
+	CHECK(st == AMQ_INCOMPATIBLE && strstr(err.message, "link 0 differs"),
+	      "union with a different link 0: %s", err.message);
+	st = amq_filter_intersect_into(&view, &a, &err);
+	CHECK(st == AMQ_INCOMPATIBLE && strstr(err.message, "link 0 differs"),
+	      "intersect with a different link 0: %s", err.message);
+	amq_filter_free(&edited, A);
 	amq_filter_free(&blocked, A);
 	amq_filter_free(&a, A);
 	amq_filter_free(&b, A);
@@ -275,6 +330,7 @@ static void test_damage(void)
 int main(void)
 {
 	test_growth();
+	test_add_without_allocator();
 	test_schedule();
 	test_combine();
 	test_builder();
