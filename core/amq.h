@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AMQ_VERSION "0.2.0"
+#define AMQ_VERSION "0.3.0"
 /* The newest format version this build reads (docs/FORMAT.md); each variant
  * is written with the first version that has it. */
 #define AMQ_FORMAT_VERSION 2
