@@ -380,4 +380,62 @@ amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
 				   const amq_allocator *a, amq_error *err);
 void amq_builder_free(amq_builder *b);
 
+/* ---- bulk maintenance of a stored filter (bulk.c) ---- */
+
+/*
+ * Adds value unless f may hold it already: when amq_filter_contains says
+ * yes, *added is false and out is untouched (the caller keeps src as it is);
+ * otherwise out is a sealed copy of src (from a) with the value added. A
+ * false positive makes it skip a value that is new, at the filter's rate:
+ * one copy per value without an exact check. A full cuckoo filter is
+ * AMQ_FILTER_FULL, as amq_filter_add_to.
+ */
+amq_status amq_filter_add_unique(const amq_filter *src, uint64_t hash, amq_filter *out, bool *added,
+				 const amq_allocator *a, amq_error *err);
+
+/* What a bulk aggregate does with each row's value. */
+typedef enum amq_bulk_op { AMQ_BULK_ADD, AMQ_BULK_DELETE } amq_bulk_op;
+
+/*
+ * The state of an aggregate that starts from an existing filter
+ * (bloom_add_agg, cuckoo_add_agg, bloom_delete_agg, cuckoo_delete_agg): the
+ * first row's filter copied once, every row's value added or deleted in place
+ * (amq_filter_add_to / amq_filter_remove, so a chain grows and a layout that
+ * cannot delete says so), sealed once at the end: O(size + rows), where a
+ * fold of bloom_add copies and seals the whole filter per row. Every row must
+ * pass that same filter; the source's length and 64-byte header (whose
+ * checksum covers every byte) identify it in O(1) per row.
+ */
+typedef struct amq_bulk {
+	amq_bulk_op op;
+	const char *function; /* the SQL name every message starts with */
+	amq_filter filter;    /* the working copy, from alloc */
+	uint8_t source_header[AMQ_HEADER_BYTES];
+	size_t source_size;
+	uint64_t values; /* values added or deleted so far */
+	uint64_t rows;	 /* rows whose filter was checked, the first included */
+	amq_allocator alloc;
+} amq_bulk;
+
+/* Starts from src, an opened and verified filter of the aggregate's kind:
+ * copies it with a. function must outlive b. */
+amq_status amq_bulk_start(amq_bulk *b, amq_bulk_op op, const char *function, const amq_filter *src,
+			  const amq_allocator *a, amq_error *err);
+/* AMQ_OK when a later row's filter is the first row's: size bytes in all,
+ * of which head holds the first head_len (AMQ_HEADER_BYTES are compared).
+ * AMQ_INCOMPATIBLE, naming the function and the row, otherwise. */
+amq_status amq_bulk_check_same(amq_bulk *b, const void *head, size_t head_len, size_t size,
+			       amq_error *err);
+/* The error of a row whose filter is NULL (AMQ_INVALID_ARGUMENT). */
+amq_status amq_bulk_null_filter(const char *function, amq_kind kind, amq_error *err);
+/* Adds or deletes one value's hash. A cuckoo filter that is full fails with
+ * AMQ_FILTER_FULL and says how many values went in before; the caller's
+ * statement then fails, so the stored filter keeps its bytes. */
+amq_status amq_bulk_apply(amq_bulk *b, uint64_t hash, amq_error *err);
+/* Seals the working copy and hands it to *out (b's allocator owns it);
+ * b holds no filter afterwards. */
+void amq_bulk_finish(amq_bulk *b, amq_filter *out);
+/* Frees what b still holds (nothing after amq_bulk_finish). */
+void amq_bulk_free(amq_bulk *b);
+
 #endif

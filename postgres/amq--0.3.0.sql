@@ -234,3 +234,49 @@ CREATE AGGREGATE bloom_union_agg(bloom) (
 	COMBINEFUNC = bloom_union_agg_combine, SERIALFUNC = bloom_union_agg_serialize,
 	DESERIALFUNC = bloom_union_agg_deserialize, PARALLEL = SAFE
 );
+
+-- ---------------------------------------------------------------- add if absent, bulk maintenance
+
+-- cuckoo_add_unique: cuckoo_add unless the filter may hold the value already
+-- (then the filter unchanged; a false positive skips a new value). Not
+-- STRICT: a NULL value returns the filter unchanged.
+CREATE FUNCTION cuckoo_add_unique(filter cuckoo, value anycompatible) RETURNS cuckoo
+	AS 'MODULE_PATHNAME', 'amq_pg_cuckoo_add_unique' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100;
+
+-- bloom_add_agg, bloom_delete_agg, cuckoo_add_agg, cuckoo_delete_agg(filter,
+-- value): the one filter every row passes, with every row's value added or
+-- deleted, in O(size + rows). No combine function: a cuckoo filter's bytes
+-- depend on the order of its adds (use ORDER BY for repeatable bytes), and the
+-- four stay alike; a parallel plan runs them above the Gather. No rows: NULL.
+CREATE FUNCTION bloom_add_agg_trans(internal, bloom, anycompatible) RETURNS internal
+	AS 'MODULE_PATHNAME', 'amq_pg_bloom_add_agg_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION bloom_add_agg_final(internal) RETURNS bloom
+	AS 'MODULE_PATHNAME', 'amq_pg_bloom_bulk_agg_final' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE bloom_add_agg(bloom, anycompatible) (
+	SFUNC = bloom_add_agg_trans, STYPE = internal, FINALFUNC = bloom_add_agg_final,
+	PARALLEL = SAFE
+);
+CREATE FUNCTION bloom_delete_agg_trans(internal, bloom, anycompatible) RETURNS internal
+	AS 'MODULE_PATHNAME', 'amq_pg_bloom_delete_agg_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION bloom_delete_agg_final(internal) RETURNS bloom
+	AS 'MODULE_PATHNAME', 'amq_pg_bloom_bulk_agg_final' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE bloom_delete_agg(bloom, anycompatible) (
+	SFUNC = bloom_delete_agg_trans, STYPE = internal, FINALFUNC = bloom_delete_agg_final,
+	PARALLEL = SAFE
+);
+CREATE FUNCTION cuckoo_add_agg_trans(internal, cuckoo, anycompatible) RETURNS internal
+	AS 'MODULE_PATHNAME', 'amq_pg_cuckoo_add_agg_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION cuckoo_add_agg_final(internal) RETURNS cuckoo
+	AS 'MODULE_PATHNAME', 'amq_pg_cuckoo_bulk_agg_final' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE cuckoo_add_agg(cuckoo, anycompatible) (
+	SFUNC = cuckoo_add_agg_trans, STYPE = internal, FINALFUNC = cuckoo_add_agg_final,
+	PARALLEL = SAFE
+);
+CREATE FUNCTION cuckoo_delete_agg_trans(internal, cuckoo, anycompatible) RETURNS internal
+	AS 'MODULE_PATHNAME', 'amq_pg_cuckoo_delete_agg_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION cuckoo_delete_agg_final(internal) RETURNS cuckoo
+	AS 'MODULE_PATHNAME', 'amq_pg_cuckoo_bulk_agg_final' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE cuckoo_delete_agg(cuckoo, anycompatible) (
+	SFUNC = cuckoo_delete_agg_trans, STYPE = internal, FINALFUNC = cuckoo_delete_agg_final,
+	PARALLEL = SAFE
+);

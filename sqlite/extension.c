@@ -55,6 +55,20 @@
  *   cuckoo_count(filter, value)            -> INTEGER, copies stored
  *   cuckoo_info(filter)                    -> TEXT, JSON
  *       SELECT cuckoo_contains(f, 7), cuckoo_count(f, 7), cuckoo_info(f) FROM filters;
+ *   cuckoo_add_unique(filter, value)       -> BLOB, the filter unchanged when it may hold
+ *                                             value already (a false positive skips a new
+ *                                             value), else cuckoo_add: one copy per value
+ *
+ * Bulk maintenance: aggregates that start from an existing filter
+ *   bloom_add_agg(filter, value), cuckoo_add_agg(filter, value) aggregate -> BLOB
+ *   bloom_delete_agg(filter, value) (counting), cuckoo_delete_agg(filter, value)
+ *       UPDATE filters SET f = coalesce((SELECT bloom_add_agg(f, x) FROM staging), f)
+ *       WHERE name = 'vip';
+ *     The filter with every row's value added (deleted), the same bytes as a
+ *     fold of bloom_add in row order, in O(size + rows). Every row must pass
+ *     the same filter (an error otherwise); a NULL filter is an error, NULL
+ *     values are skipped, no rows give NULL; a cuckoo filter that fills up is
+ *     an error, so the statement changes nothing.
  *
  * Common
  *   amq_hash(value)                        -> INTEGER, the 64-bit value hash (seed 0)
@@ -115,6 +129,11 @@ static const struct function_entry {
     {"cuckoo_contains", AMQ_KIND_CUCKOO, 2, contains_func, NULL, NULL},
     {"cuckoo_count", AMQ_KIND_CUCKOO, 2, frequency_func, NULL, NULL},
     {"cuckoo_info", AMQ_KIND_CUCKOO, 1, info_func, NULL, NULL},
+    {"cuckoo_add_unique", AMQ_KIND_CUCKOO, 2, add_unique_func, NULL, NULL},
+    {"bloom_add_agg", AMQ_KIND_BLOOM, 2, NULL, bulk_add_step, bulk_final},
+    {"bloom_delete_agg", AMQ_KIND_BLOOM, 2, NULL, bulk_delete_step, bulk_final},
+    {"cuckoo_add_agg", AMQ_KIND_CUCKOO, 2, NULL, bulk_add_step, bulk_final},
+    {"cuckoo_delete_agg", AMQ_KIND_CUCKOO, 2, NULL, bulk_delete_step, bulk_final},
     /* The kind of amq_hash and amq_version is never read. */
     {"amq_hash", AMQ_KIND_BLOOM, 1, amq_hash_func, NULL, NULL},
     {"amq_version", AMQ_KIND_BLOOM, 0, amq_version_func, NULL, NULL},

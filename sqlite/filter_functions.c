@@ -95,6 +95,34 @@ void add_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	result_filter(ctx, &f);
 }
 
+/* cuckoo_add_unique(filter, value): the filter unchanged when it may hold
+ * value already (a false positive skips a new value), else a copy with value
+ * added; NULLs as in add_func. */
+void add_unique_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	amq_filter src, f;
+	uint64_t hash;
+	if (!filter_unless_null(ctx, argv[0], &src))
+		return;
+	if (sqlite3_value_type(argv[1]) == SQLITE_NULL) {
+		sqlite3_result_value(ctx, argv[0]);
+		return;
+	}
+	if (!hash_value(ctx, argv[1], src.seed, &hash))
+		return;
+	amq_error err;
+	bool added;
+	if (amq_filter_add_unique(&src, hash, &f, &added, &amq_sqlite_allocator, &err) != AMQ_OK) {
+		report_core_error(ctx, &err);
+		return;
+	}
+	if (added)
+		result_filter(ctx, &f);
+	else
+		sqlite3_result_value(ctx, argv[0]);
+}
+
 /* cuckoo_delete(filter, value), bloom_delete(filter, value): a copy with one
  * copy of value removed, or the filter unchanged when value is certainly not
  * stored; an error for a variant that cannot delete. */

@@ -11,6 +11,7 @@
 /* filter_functions.c: one function per operation, for every kind */
 void new_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void add_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void add_unique_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void delete_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void contains_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void frequency_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
@@ -25,6 +26,11 @@ void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void agg_final(sqlite3_context *ctx);
 void union_agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void union_agg_final(sqlite3_context *ctx);
+
+/* bulk_aggregates.c */
+void bulk_add_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void bulk_delete_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void bulk_final(sqlite3_context *ctx);
 
 /* common_functions.c */
 void amq_hash_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
