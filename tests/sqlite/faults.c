@@ -53,6 +53,19 @@ static const char *const FAILING[] = {
     "SELECT bloom_contains(substr(bloom_new(10, 0.01), 2), 1)",
     "SELECT cuckoo_count(zeroblob(200), 1)",
     "SELECT bloom_count(x) FROM (SELECT bloom_new(10, 0.01) AS x UNION ALL SELECT 4)",
+    "SELECT bloom_add_agg(NULL, 1)",
+    "SELECT bloom_add_agg(f, x) FROM (SELECT bloom_new(10, 0.01) AS f, 1 AS x UNION ALL "
+    "SELECT bloom_new(1000, 0.01), 2)",
+    "SELECT bloom_add_agg(f, x) FROM (SELECT bloom_new(10, 0.01) AS f, 1 AS x UNION ALL "
+    "SELECT NULL, 2)",
+    SERIES(300) "SELECT cuckoo_add_agg(cuckoo_new(10), i) FROM n",
+    "SELECT bloom_delete_agg(bloom_new(10, 0.01), 1)",
+    "SELECT cuckoo_add_agg('x', 1)",
+    "SELECT cuckoo_delete_agg(bloom_new(10, 0.01), 1)",
+    "SELECT cuckoo_delete_agg(substr(cuckoo_new(10), 2), 1)",
+    "SELECT cuckoo_add_unique(bloom_new(10, 0.01), 1)",
+    "WITH RECURSIVE r(i, f) AS (SELECT 0, cuckoo_new(10) UNION ALL "
+    "SELECT i + 1, cuckoo_add_unique(f, i) FROM r WHERE i < 1000) SELECT count(*) FROM r",
     /* Too big for the blob limit this program sets. */
     "SELECT bloom_new(100000, 0.01)",
     SERIES(100000) "SELECT bloom_agg(i) FROM n",
@@ -79,6 +92,14 @@ static const char *const ALLOCATING[] = {
     SERIES(200) "SELECT bloom_agg(i, 0.01, 20, 'scalable') FROM n",
     "WITH RECURSIVE r(i, f) AS (SELECT 0, bloom_new(5, 0.01, 'scalable', 3) UNION ALL "
     "SELECT i + 1, bloom_add(f, i) FROM r WHERE i < 40) SELECT bloom_info(f) FROM r",
+    SERIES(200) "SELECT bloom_add_agg(?1, i) FROM n",
+    "SELECT bloom_add_agg(?1, x) FROM (SELECT NULL AS x WHERE 0)",
+    SERIES(200) "SELECT bloom_add_agg(bloom_new(20, 0.01, 'scalable'), i) FROM n",
+    SERIES(100) "SELECT bloom_delete_agg(f, i % 10) FROM n, "
+		"(SELECT bloom_add_agg(bloom_new(200, 0.01, 'counting'), i) AS f FROM n)",
+    SERIES(100) "SELECT cuckoo_delete_agg(f, i) FROM n, "
+		"(SELECT cuckoo_add_agg(cuckoo_new(200), i) AS f FROM n)",
+    "SELECT cuckoo_add_unique(cuckoo_add_unique(cuckoo_new(100), 1), 1)",
 };
 
 /* SQLite's allocator with a countdown: when it reaches zero, allocations

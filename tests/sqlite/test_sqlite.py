@@ -102,8 +102,11 @@ DOCUMENTED = {
     ("cuckoo_agg", 1), ("cuckoo_agg", 2), ("cuckoo_agg", 3), ("cuckoo_agg", 4),
     ("cuckoo_new", 1), ("cuckoo_new", 2), ("cuckoo_add", 2), ("cuckoo_delete", 2),
     ("cuckoo_contains", 2), ("cuckoo_count", 2), ("cuckoo_info", 1),
+    ("cuckoo_add_unique", 2), ("bloom_add_agg", 2), ("bloom_delete_agg", 2),
+    ("cuckoo_add_agg", 2), ("cuckoo_delete_agg", 2),
 }
-AGGREGATES = {"bloom_agg", "cuckoo_agg", "bloom_union_agg"}
+AGGREGATES = {"bloom_agg", "cuckoo_agg", "bloom_union_agg", "bloom_add_agg", "bloom_delete_agg",
+              "cuckoo_add_agg", "cuckoo_delete_agg"}
 SQLITE_DETERMINISTIC = 0x800
 SQLITE_INNOCUOUS = 0x200000
 
@@ -864,11 +867,157 @@ def test_scalable():
                  "build the filter with layout 'counting' for that", (f,))
 
 
+def fold(function, f, values):
+    """The filter a one-row-at-a-time loop of function(f, value) gives."""
+    for v in values:
+        f = one(f"SELECT {function}(?, ?)", (f, v))
+    return f
+
+
+def test_bulk():
+    """bloom_add_agg, bloom_delete_agg, cuckoo_add_agg, cuckoo_delete_agg:
+    the bytes of a fold in row order, the UPDATE forms, NULLs, no rows, the
+    same-filter rule, a full cuckoo filter that leaves the stored bytes as
+    they were, and cuckoo_add_unique."""
+    db.execute("CREATE TABLE bv(id INTEGER PRIMARY KEY, x)")
+    rng = random.Random(11)
+    values = [rng.choice([rng.randrange(-10**9, 10**9), f"k{rng.randrange(10**6)}",
+                          rng.random() * 1000]) for _ in range(2000)]
+    db.executemany("INSERT INTO bv(x) VALUES (?)", [(v,) for v in values] + [(None,)])
+    ordered = "(SELECT x FROM bv ORDER BY id)"
+    for kind, start in [("bloom", "bloom_new(5000, 0.01, 'blocked')"),
+                        ("bloom", "bloom_new(5000, 0.01, 'classic')"),
+                        ("bloom", "bloom_new(5000, 0.01, 'counting')"),
+                        ("bloom", "bloom_new(300, 0.01, 'scalable')"),
+                        ("cuckoo", "cuckoo_new(5000)")]:
+        f = one(f"SELECT {start}")
+        got = one(f"SELECT {kind}_add_agg(?, x) FROM {ordered}", (f,))
+        want = fold(f"{kind}_add", f, values)
+        check(got == want, f"{start}: {kind}_add_agg = a fold of {kind}_add in row order")
+        lost = one(f"SELECT count(*) FROM bv WHERE x IS NOT NULL AND NOT {kind}_contains(?, x)",
+                   (got,))
+        check(lost == 0, f"{start}: {lost} values lost")
+        if "'scalable'" in start:
+            check(len(info(got)["links"]) > 1, "scalable: the chain grew under bloom_add_agg")
+        if kind == "cuckoo" or "'counting'" in start:
+            # Delete the first half and some never added: the fold's bytes.
+            half = values[:1000] + ["never", -1.5, 10**12]
+            db.execute("CREATE TEMP TABLE del AS SELECT x FROM bv WHERE id <= 1000 "
+                       "UNION ALL VALUES ('never'), (-1.5), (1000000000000)")
+            deleted = one(f"SELECT {kind}_delete_agg(?, x) FROM del", (got,))
+            check(deleted == fold(f"{kind}_delete", got, half),
+                  f"{start}: {kind}_delete_agg = a fold of {kind}_delete")
+            kept = one(f"SELECT count(*) FROM bv WHERE id > 1000 AND x IS NOT NULL "
+                       f"AND NOT {kind}_contains(?, x)", (deleted,))
+            check(kept == 0, f"{start}: {kept} values lost by deleting others")
+            db.execute("DROP TABLE del")
+    # The UPDATE of a stored filter, correlated: one statement per filter.
+    db.execute("CREATE TABLE bf(name TEXT PRIMARY KEY, f BLOB)")
+    db.execute("INSERT INTO bf VALUES ('a', bloom_new(5000, 0.01)), ('b', bloom_new(5000, 0.01))")
+    db.execute("UPDATE bf SET f = coalesce((SELECT bloom_add_agg(bf.f, x) FROM bv), f) "
+               "WHERE name = 'a'")
+    check(one("SELECT f FROM bf WHERE name = 'a'") == one("SELECT bloom_add_agg(bloom_new(5000, "
+                                                          "0.01), x) FROM bv"),
+          "UPDATE ... SET f = (SELECT bloom_add_agg(f, x) ...) stores the bulk result")
+    db.execute("UPDATE bf SET f = coalesce((SELECT bloom_add_agg(bf.f, x) FROM bv WHERE 0), f) "
+               "WHERE name = 'b'")
+    check(one("SELECT f = bloom_new(5000, 0.01) FROM bf WHERE name = 'b'") == 1,
+          "no rows: NULL, and COALESCE keeps the stored filter")
+    # Several filters in one statement: aggregate per filter.
+    db.execute("CREATE TABLE bg(name TEXT, x)")
+    db.execute(f"INSERT INTO bg {series(3000)} SELECT CASE i % 2 WHEN 0 THEN 'a' ELSE 'b' END, i "
+               "FROM n")
+    per = dict(db.execute("SELECT bf.name, bloom_add_agg(bf.f, bg.x) FROM bf JOIN bg USING (name) "
+                          "GROUP BY bf.name").fetchall())
+    check(one(f"{series(3000)} SELECT count(*) FROM n WHERE NOT bloom_contains(?, i) "
+              "AND i % 2 = 1", (per["b"],)) == 0 and
+          one("SELECT bloom_count(?)", (per["b"],)) in range(1400, 1600),
+          "GROUP BY: each filter gets its own rows")
+    expect_error("SELECT bloom_add_agg(bf.f, bg.x) FROM bf JOIN bg USING (name)",
+                 "bloom_add_agg: every row must pass the same filter, but row 2's filter differs "
+                 "from row 1's: to change several filters in one statement, aggregate per filter "
+                 "(GROUP BY the filter's key)")
+    # NULLs and no rows.
+    f = one("SELECT bloom_new(100, 0.01)")
+    check(one("SELECT bloom_add_agg(?, x) FROM (SELECT NULL AS x UNION ALL SELECT NULL)", (f,)) == f,
+          "NULL values are skipped")
+    for agg in ("bloom_add_agg", "bloom_delete_agg", "cuckoo_add_agg", "cuckoo_delete_agg"):
+        kind = agg.split("_")[0]
+        check(one(f"SELECT {agg}({kind}_new(100, 0.01), x) FROM bv WHERE 0") is None,
+              f"{agg} over no rows is NULL")
+        expect_error(f"SELECT {agg}(NULL, 1)",
+                     f"{agg}: filter is null: pass the stored filter; where there is none yet, "
+                     f"start from COALESCE(filter, {kind}_new(...))")
+        expect_error(f"SELECT {agg}(f, x) FROM (SELECT {kind}_new(100, 0.01) AS f, NULL AS x "
+                     "UNION ALL SELECT NULL, 1)",
+                     f"{agg}: filter is null: pass the stored filter; where there is none yet, "
+                     f"start from COALESCE(filter, {kind}_new(...))")
+        expect_error(f"SELECT {agg}('junk', 1)", f"{agg}: filter must be a blob, got text")
+        other = "cuckoo" if kind == "bloom" else "bloom"
+        expect_error(f"SELECT {agg}({other}_new(100, 0.01), 1)",
+                     f"{agg}: filter: expected a {kind} filter, got a {other} filter: use the "
+                     f"{other}_* functions for {other} filters")
+        # A damaged filter: the scalar functions' message, with this name.
+        damaged = f"substr({kind}_new(100, 0.01), 1, 70)"
+        want = error_of(f"SELECT {kind}_contains({damaged}, 1)").replace(f"{kind}_contains", agg)
+        check(want.startswith(f"{agg}: filter: "), f"damaged: {want}")
+        expect_error(f"SELECT {agg}({damaged}, 1)", want)
+    expect_error("SELECT bloom_delete_agg(bloom_new(100, 0.01), x) FROM bv",
+                 "bloom_delete_agg: a blocked bloom filter cannot delete values: "
+                 "build the filter with layout 'counting' for that")
+    # A cuckoo filter too small for the rows: an error, and the stored bytes stay.
+    db.execute("CREATE TABLE cf(name TEXT PRIMARY KEY, f BLOB)")
+    db.execute("INSERT INTO cf VALUES ('c', cuckoo_new(500))")
+    before = one("SELECT f FROM cf")
+    err = error_of("UPDATE cf SET f = (SELECT cuckoo_add_agg(cf.f, x) FROM bv)")
+    m = re.fullmatch(r"cuckoo_add_agg: cuckoo filter is full \((\d+) items, load (\d+\.\d)%\) "
+                     r"after adding (\d+) values: the statement changes nothing; rebuild it larger, "
+                     r"with cuckoo_new\(capacity\) or cuckoo_agg over every value", err or "")
+    check(m is not None and m.group(1) == m.group(3) and float(m.group(2)) > 90,
+          f"full cuckoo_add_agg: {err!r}")
+    check(one("SELECT f FROM cf") == before, "the failed UPDATE left the stored filter as it was")
+    db.execute("BEGIN")
+    check(error_of("UPDATE cf SET f = (SELECT cuckoo_add_agg(cf.f, x) FROM bv)") is not None,
+          "full inside a transaction")
+    db.execute("COMMIT")
+    check(one("SELECT f FROM cf") == before, "still the old bytes after COMMIT")
+    # cuckoo_add_unique: one copy per value.
+    c = one("SELECT cuckoo_new(5000, 0.001)")
+    c1 = one("SELECT cuckoo_add_unique(?, 'a')", (c,))
+    check(c1 == one("SELECT cuckoo_add(?, 'a')", (c,)), "cuckoo_add_unique of a new value = cuckoo_add")
+    check(one("SELECT cuckoo_add_unique(?, 'a')", (c1,)) == c1,
+          "cuckoo_add_unique of a value held already: the same bytes")
+    check(one("SELECT cuckoo_add_unique(?, NULL)", (c1,)) == c1, "NULL value: the filter unchanged")
+    check(one("SELECT cuckoo_add_unique(NULL, 1)") is None, "NULL filter: NULL")
+    expect_error("SELECT cuckoo_add_unique('junk', 1)", "cuckoo_add_unique: filter must be a blob, got text")
+    expect_error("SELECT cuckoo_add_unique(bloom_new(10, 0.01), 1)",
+                 "cuckoo_add_unique: filter: expected a cuckoo filter, got a bloom filter: "
+                 "use the bloom_* functions for bloom filters")
+    u = c
+    for rnd in range(2):
+        for v in values[:1500]:
+            u = one("SELECT cuckoo_add_unique(?, ?)", (u, v))
+    distinct = len(set(values[:1500]))
+    copies = one(f"SELECT max(cuckoo_count(?, x)) FROM (SELECT x FROM bv WHERE id <= 1500)", (u,))
+    check(info(u, "cuckoo")["items"] <= distinct and copies == 1,
+          f"twice over 1,500 values: {info(u, 'cuckoo')['items']} items for {distinct} distinct, "
+          f"at most {copies} copies")
+    tiny = one("SELECT cuckoo_new(4)")
+    err = None
+    for v in range(100):
+        try:
+            tiny = one("SELECT cuckoo_add_unique(?, ?)", (tiny, v))
+        except sqlite3.OperationalError as e:
+            err = str(e)
+            break
+    check(err is not None and err.startswith("cuckoo filter is full ("), f"full: {err!r}")
+
+
 def main():
     tests = [test_registered_functions, test_flags_in_use, test_hashing, test_bloom_functions,
              test_cuckoo_functions, test_nulls, test_errors, test_aggregates,
              test_same_bytes_every_run, test_cli, test_demo, test_million_rows,
-             test_filter_cache, test_layouts, test_counting, test_scalable]
+             test_filter_cache, test_layouts, test_counting, test_scalable, test_bulk]
     for test in tests:
         start = time.perf_counter()
         before = failed

@@ -1,0 +1,299 @@
+/*
+ * test_bulk.c - bulk maintenance (amq_bulk) and add-if-absent: for every
+ * variant a bulk add gives the very bytes of a fold of single adds (clone,
+ * add, seal per value) in the same order, a scalable chain grows through it,
+ * bulk deletes equal folded deletes on the layouts that delete and fail with
+ * the layout's message on the others; the identity check, the NULL-filter and
+ * full-filter messages word for word; a full cuckoo filter loses no value
+ * added before; add-if-absent skips what the filter may hold.
+ */
+#include "amq.h"
+#include "check.h"
+
+#include <string.h>
+
+static const amq_allocator *A = &amq_malloc_allocator;
+
+struct variant {
+	const char *name;
+	amq_kind kind;
+	amq_layout layout;
+	bool deletes;
+};
+
+static const struct variant VARIANTS[] = {
+    {"bloom classic", AMQ_KIND_BLOOM, AMQ_LAYOUT_CLASSIC, false},
+    {"bloom blocked", AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED, false},
+    {"bloom counting", AMQ_KIND_BLOOM, AMQ_LAYOUT_COUNTING, true},
+    {"bloom scalable", AMQ_KIND_BLOOM, AMQ_LAYOUT_SCALABLE, false},
+    {"cuckoo b4", AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, true},
+};
+#define NVARIANTS (sizeof(VARIANTS) / sizeof(VARIANTS[0]))
+
+static uint64_t h(int64_t i)
+{
+	return amq_hash_int(i, 0);
+}
+
+/* A sealed filter of variant v for capacity values holding [0, n). */
+static void build(const struct variant *v, uint64_t capacity, int64_t n, amq_filter *f)
+{
+	amq_error err;
+	CHECK(amq_filter_create(f, v->kind, v->layout, capacity, 0.01, 0, A, &err) == AMQ_OK,
+	      "%s: create: %s", v->name, err.message);
+	for (int64_t i = 0; i < n; i++)
+		CHECK(amq_filter_add_to(f, h(i), A, &err) == AMQ_OK, "%s: add %lld: %s", v->name,
+		      (long long)i, err.message);
+	amq_filter_seal(f);
+}
+
+/* What a fold of the scalar function gives: per value a sealed copy of the
+ * previous result with the value added (or deleted). */
+static void fold(const amq_filter *src, amq_bulk_op op, int64_t from, int64_t to, amq_filter *out)
+{
+	amq_error err;
+	amq_filter cur;
+	CHECK(amq_filter_clone(&cur, src, A, &err) == AMQ_OK, "clone");
+	for (int64_t i = from; i < to; i++) {
+		amq_filter next;
+		bool removed;
+		CHECK(amq_filter_clone(&next, &cur, A, &err) == AMQ_OK, "clone");
+		amq_filter_free(&cur, A);
+		switch (op) {
+		case AMQ_BULK_ADD:
+			CHECK(amq_filter_add_to(&next, h(i), A, &err) == AMQ_OK, "fold add: %s",
+			      err.message);
+			break;
+		case AMQ_BULK_DELETE:
+			CHECK(amq_filter_remove(&next, h(i), &removed, &err) == AMQ_OK,
+			      "fold delete: %s", err.message);
+			break;
+		}
+		amq_filter_seal(&next);
+		cur = next;
+	}
+	*out = cur;
+}
+
+/* A bulk pass of op over [from, to) on src; every row passes src again. */
+static amq_status bulk(const amq_filter *src, amq_bulk_op op, int64_t from, int64_t to,
+		       amq_filter *out, amq_error *err)
+{
+	amq_bulk b;
+	amq_status st = amq_bulk_start(&b, op, "test_agg", src, A, err);
+	for (int64_t i = from; st == AMQ_OK && i < to; i++) {
+		if (i > from)
+			st = amq_bulk_check_same(&b, src->bytes, src->size, src->size, err);
+		if (st == AMQ_OK)
+			st = amq_bulk_apply(&b, h(i), err);
+	}
+	if (st == AMQ_OK)
+		amq_bulk_finish(&b, out);
+	amq_bulk_free(&b);
+	return st;
+}
+
+static bool same_bytes(const amq_filter *a, const amq_filter *b)
+{
+	return a->size == b->size && memcmp(a->bytes, b->bytes, a->size) == 0;
+}
+
+static void test_add(const struct variant *v)
+{
+	/* A scalable chain of 300 values grows several links under 2,000. */
+	amq_filter src, want, got;
+	amq_error err;
+	build(v, v->layout == AMQ_LAYOUT_SCALABLE ? 300 : 5000, 100, &src);
+	fold(&src, AMQ_BULK_ADD, 1000, 3000, &want);
+	CHECK(bulk(&src, AMQ_BULK_ADD, 1000, 3000, &got, &err) == AMQ_OK, "%s: bulk add: %s",
+	      v->name, err.message);
+	CHECK(same_bytes(&got, &want), "%s: bulk add = fold of adds (%zu vs %zu bytes)", v->name,
+	      got.size, want.size);
+	CHECK(amq_filter_verify(&got, &err) == AMQ_OK, "%s: the result verifies: %s", v->name,
+	      err.message);
+	int64_t lost = 0;
+	for (int64_t i = 0; i < 3000; i++)
+		lost += (i < 100 || i >= 1000) && !amq_filter_contains(&got, h(i));
+	CHECK(lost == 0, "%s: %lld values lost", v->name, (long long)lost);
+	if (v->layout == AMQ_LAYOUT_SCALABLE)
+		CHECK(got.size > src.size, "scalable: the chain grew (%zu -> %zu bytes)", src.size,
+		      got.size);
+	amq_filter_free(&got, A);
+	amq_filter_free(&want, A);
+	amq_filter_free(&src, A);
+}
+
+static void test_delete(const struct variant *v)
+{
+	amq_filter src, want, got;
+	amq_error err;
+	build(v, 5000, 2000, &src);
+	if (!v->deletes) {
+		char msg[256];
+		snprintf(msg, sizeof(msg), "test_agg: a %s filter cannot delete values",
+			 v->layout == AMQ_LAYOUT_CLASSIC   ? "classic bloom"
+			 : v->layout == AMQ_LAYOUT_BLOCKED ? "blocked bloom"
+							   : "scalable bloom");
+		CHECK(bulk(&src, AMQ_BULK_DELETE, 0, 10, &got, &err) == AMQ_WRONG_KIND &&
+			  strcmp(err.message, msg) == 0 &&
+			  strcmp(err.hint, "build the filter with layout 'counting' for that") == 0,
+		      "%s: bulk delete refused: %s (%s)", v->name, err.message, err.hint);
+		amq_filter_free(&src, A);
+		return;
+	}
+	/* [1000, 3000): half were added, half are absent and change nothing. */
+	fold(&src, AMQ_BULK_DELETE, 1000, 3000, &want);
+	CHECK(bulk(&src, AMQ_BULK_DELETE, 1000, 3000, &got, &err) == AMQ_OK, "%s: bulk delete: %s",
+	      v->name, err.message);
+	CHECK(same_bytes(&got, &want), "%s: bulk delete = fold of deletes", v->name);
+	int64_t lost = 0;
+	for (int64_t i = 0; i < 1000; i++)
+		lost += !amq_filter_contains(&got, h(i));
+	CHECK(lost == 0, "%s: %lld kept values lost by deletes", v->name, (long long)lost);
+	CHECK(got.items == src.items - 1000, "%s: items %llu after deleting 1000 of %llu", v->name,
+	      (unsigned long long)got.items, (unsigned long long)src.items);
+	amq_filter_free(&got, A);
+	amq_filter_free(&want, A);
+	amq_filter_free(&src, A);
+}
+
+static void test_identity(void)
+{
+	amq_filter f, g;
+	amq_error err;
+	amq_bulk b;
+	build(&VARIANTS[1], 1000, 10, &f);
+	build(&VARIANTS[1], 1000, 11, &g);
+	CHECK(amq_bulk_start(&b, AMQ_BULK_ADD, "bloom_add_agg", &f, A, &err) == AMQ_OK, "start");
+	CHECK(amq_bulk_check_same(&b, f.bytes, f.size, f.size, &err) == AMQ_OK, "row 2: the same");
+	CHECK(amq_bulk_check_same(&b, f.bytes, AMQ_HEADER_BYTES, f.size, &err) == AMQ_OK,
+	      "row 3: the header alone suffices");
+	const char *want = "bloom_add_agg: every row must pass the same filter, but row 4's filter "
+			   "differs from row 1's";
+	CHECK(amq_bulk_check_same(&b, g.bytes, g.size, g.size, &err) == AMQ_INCOMPATIBLE &&
+		  strcmp(err.message, want) == 0 &&
+		  strcmp(err.hint, "to change several filters in one statement, aggregate per "
+				   "filter (GROUP BY the filter's key)") == 0,
+	      "same size, another header: %s (%s)", err.message, err.hint);
+	CHECK(amq_bulk_check_same(&b, f.bytes, f.size, f.size + 1, &err) == AMQ_INCOMPATIBLE,
+	      "another size");
+	CHECK(amq_bulk_check_same(&b, f.bytes, AMQ_HEADER_BYTES - 1, f.size, &err) ==
+		  AMQ_INCOMPATIBLE,
+	      "fewer than 64 header bytes");
+	CHECK(amq_bulk_check_same(&b, NULL, 0, 0, &err) == AMQ_INCOMPATIBLE, "an empty value");
+	uint8_t flipped[AMQ_HEADER_BYTES];
+	memcpy(flipped, f.bytes, sizeof(flipped));
+	flipped[AMQ_HEADER_BYTES - 1] ^= 1;
+	CHECK(amq_bulk_check_same(&b, flipped, sizeof(flipped), f.size, &err) == AMQ_INCOMPATIBLE,
+	      "one checksum bit differs");
+	amq_bulk_free(&b);
+	CHECK(amq_bulk_null_filter("cuckoo_delete_agg", AMQ_KIND_CUCKOO, &err) ==
+		      AMQ_INVALID_ARGUMENT &&
+		  strcmp(err.message, "cuckoo_delete_agg: filter is null") == 0 &&
+		  strcmp(err.hint, "pass the stored filter; where there is none yet, start from "
+				   "COALESCE(filter, cuckoo_new(...))") == 0,
+	      "NULL filter: %s (%s)", err.message, err.hint);
+	amq_filter_free(&f, A);
+	amq_filter_free(&g, A);
+}
+
+/* A cuckoo filter too small for the rows: the error says how many values
+ * went in, and none of those is lost by the add that failed. */
+static void test_full(void)
+{
+	amq_filter src;
+	amq_error err;
+	amq_bulk b;
+	build(&VARIANTS[4], 200, 50, &src);
+	CHECK(amq_bulk_start(&b, AMQ_BULK_ADD, "cuckoo_add_agg", &src, A, &err) == AMQ_OK, "start");
+	int64_t i = 1000;
+	amq_status st = AMQ_OK;
+	for (; i < 100000 && st == AMQ_OK; i++)
+		st = amq_bulk_apply(&b, h(i), &err);
+	int64_t added = i - 1 - 1000;
+	CHECK(st == AMQ_FILTER_FULL, "full: status %d", (int)st);
+	char want[256];
+	snprintf(want, sizeof(want),
+		 "cuckoo_add_agg: cuckoo filter is full (%llu items, load %.1f%%) after adding "
+		 "%lld values",
+		 (unsigned long long)b.filter.items, 100.0 * amq_cuckoo_load(&b.filter),
+		 (long long)added);
+	CHECK(strcmp(err.message, want) == 0, "full message: %s, want %s", err.message, want);
+	CHECK(strcmp(err.hint, "the statement changes nothing; rebuild it larger, with "
+			       "cuckoo_new(capacity) or cuckoo_agg over every value") == 0,
+	      "full hint: %s", err.hint);
+	CHECK(b.values == (uint64_t)added && b.filter.items == 50 + (uint64_t)added,
+	      "values %llu, items %llu", (unsigned long long)b.values,
+	      (unsigned long long)b.filter.items);
+	int64_t lost = 0;
+	for (int64_t j = 0; j < 50; j++)
+		lost += !amq_filter_contains(&b.filter, h(j));
+	for (int64_t j = 1000; j < 1000 + added; j++)
+		lost += !amq_filter_contains(&b.filter, h(j));
+	CHECK(lost == 0, "%lld values lost when the filter filled up", (long long)lost);
+	amq_bulk_free(&b);
+	amq_filter_free(&src, A);
+}
+
+static void test_add_unique(void)
+{
+	amq_filter src, out, want;
+	amq_error err;
+	bool added;
+	build(&VARIANTS[4], 1000, 100, &src);
+	out.bytes = NULL;
+	CHECK(amq_filter_add_unique(&src, h(7), &out, &added, A, &err) == AMQ_OK && !added &&
+		  out.bytes == NULL,
+	      "a value held already is skipped and nothing is allocated");
+	CHECK(amq_filter_add_unique(&src, h(500), &out, &added, A, &err) == AMQ_OK && added,
+	      "a new value is added");
+	fold(&src, AMQ_BULK_ADD, 500, 501, &want);
+	CHECK(same_bytes(&out, &want), "add_unique of a new value = cuckoo_add");
+	amq_filter_free(&want, A);
+	amq_filter_free(&out, A);
+	/* A filter of 1,000 distinct values added unique 3 times over holds
+	 * each at most once: items never exceed the distinct count. */
+	amq_filter cur;
+	amq_filter_clone(&cur, &src, A, &err);
+	for (int round = 0; round < 3; round++)
+		for (int64_t i = 0; i < 1000; i++)
+			if (amq_filter_add_unique(&cur, h(i), &out, &added, A, &err) == AMQ_OK &&
+			    added) {
+				amq_filter_free(&cur, A);
+				cur = out;
+			}
+	uint64_t copies = 0;
+	for (int64_t i = 0; i < 1000; i++)
+		copies += amq_cuckoo_count(&cur, h(i));
+	CHECK(cur.items <= 1000 && copies >= 1000 - 20,
+	      "one copy per value: %llu items, %llu copies counted", (unsigned long long)cur.items,
+	      (unsigned long long)copies);
+	amq_filter_free(&cur, A);
+	/* A full filter: the error of cuckoo_add, and nothing left allocated. */
+	amq_filter tiny;
+	build(&VARIANTS[4], 8, 0, &tiny);
+	amq_status st = AMQ_OK;
+	for (int64_t i = 0; st == AMQ_OK && i < 1000; i++) {
+		st = amq_filter_add_unique(&tiny, h(i), &out, &added, A, &err);
+		if (st == AMQ_OK && added) {
+			amq_filter_free(&tiny, A);
+			tiny = out;
+		}
+	}
+	CHECK(st == AMQ_FILTER_FULL && strncmp(err.message, "cuckoo filter is full (", 23) == 0,
+	      "full: %s", err.message);
+	amq_filter_free(&tiny, A);
+	amq_filter_free(&src, A);
+}
+
+int main(void)
+{
+	for (size_t i = 0; i < NVARIANTS; i++) {
+		test_add(&VARIANTS[i]);
+		test_delete(&VARIANTS[i]);
+	}
+	test_identity();
+	test_full();
+	test_add_unique();
+	return check_summary();
+}
