@@ -105,3 +105,15 @@ SELECT bloom_frequency(counting, 1) FROM damaged_new;
 SELECT bloom_contains(scalable, 1) FROM damaged_new;
 SELECT bloom_add(scalable, 1000) FROM damaged_new;
 SELECT bloom_info(scalable) FROM damaged_new;
+-- The bulk aggregates and cuckoo_add_unique verify the first row's filter;
+-- a later row whose header is not the first row's is another filter.
+SELECT bloom_add_agg(b, 1) FROM damaged;
+SELECT bloom_add_agg(short_b, 1) FROM damaged;
+SELECT bloom_add_agg(wrong_kind, 1) FROM damaged;
+SELECT bloom_delete_agg(counting, 1) FROM damaged_new;
+SELECT bloom_add_agg(scalable, 1) FROM damaged_new;
+SELECT cuckoo_add_agg(c, 1) FROM damaged;
+SELECT cuckoo_delete_agg(c, 1) FROM damaged;
+SELECT cuckoo_add_unique(c, 1) FROM damaged;
+SELECT bloom_add_agg(f, 1) FROM (SELECT bloom_agg(x) AS f FROM generate_series(1, 40) x
+                                 UNION ALL SELECT short_b FROM damaged) s;
