@@ -6,8 +6,10 @@ way of building a filter (bloom_agg with its default layout, with an fpr,
 with a capacity, with each layout named; cuckoo_agg, with a capacity, with
 its layout named; bloom_new + bloom_add in both layouts), both
 engines must produce identical bytes; then each engine probes the filter the
-other built, and the answers must agree with its own. Prints one line per
-check and ends with "N passed, N failed".
+other built, and the answers must agree with its own. The bulk aggregates
+(bloom_add_agg, cuckoo_add_agg, bloom_delete_agg, cuckoo_delete_agg) and
+cuckoo_add_unique give identical bytes too, also on a filter the other engine
+built. Prints one line per check and ends with "N passed, N failed".
 
 Usage: interop.py PATH_TO_SQLITE_EXTENSION (PGHOST, PGPORT, PGUSER and
 AMQ_PSQL name the PostgreSQL server and its psql).
