@@ -11,4 +11,9 @@ $(CORE_BENCH): bench/core_bench.c $(CORE_SRC) $(CORE_HDR) | deps
 bench-core: $(CORE_BENCH)
 	$(CORE_BENCH)
 
-bench: bench-core bench-sqlite bench-pg bench-multi bench-join
+# Bulk maintenance of a stored filter in both engines (bench/bulk/).
+.PHONY: bench-bulk
+bench-bulk: $(BUILD)/amq.so install
+	@PG_CONFIG=$(PG_CONFIG) bash bench/bulk/run.sh $(BUILD)/amq
+
+bench: bench-core bench-sqlite bench-pg bench-multi bench-join bench-bulk
