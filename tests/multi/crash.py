@@ -1,12 +1,13 @@
 """Stored filters under load, through a crash.
 
 pgbench runs 8 clients against the coordinator, mixing probes (local and
-through both shards) with bloom_add, cuckoo_add and cuckoo_delete on 8 + 8
-stored filters. Every change is logged in oplog in the same transaction, so
-after a crash the rows of oplog are exactly the committed changes. At 40 s of
-a 60 s run the coordinator's postmaster is killed with SIGKILL; it is
-restarted (crash recovery from the WAL) and checked, then pgbench runs the
-remaining 20 s and everything is checked again.
+through both shards) with bloom_add, batches of 20 values through
+bloom_add_agg, cuckoo_add and cuckoo_delete on 8 + 8 stored filters. Every
+change is logged in oplog in the same transaction, so after a crash the rows
+of oplog are exactly the committed changes. At 40 s of a 60 s run the
+coordinator's postmaster is killed with SIGKILL; it is restarted (crash
+recovery from the WAL) and checked, then pgbench runs the remaining 20 s and
+everything is checked again.
 """
 
 import os
@@ -18,7 +19,8 @@ from nodes import PSQL, ROOT, node_ctl, port, psql, value
 
 CLIENTS = 8
 CAPACITY = 20000
-SCRIPTS = {"probe": 10, "probe_shards": 1, "bloom_add": 4, "cuckoo_add": 4, "cuckoo_delete": 4}
+SCRIPTS = {"probe": 10, "probe_shards": 1, "bloom_add": 4, "bloom_add_agg": 1, "cuckoo_add": 4,
+           "cuckoo_delete": 4}
 CHECKS = {
     "every stored filter verifies (bloom_info, cuckoo_info)":
         "SELECT (SELECT count(bloom_info(f)) FROM bfilters) + (SELECT count(cuckoo_info(f)) FROM cfilters)"
@@ -103,7 +105,7 @@ def verify(r, when):
     for name, sql in CHECKS.items():
         r.check(f"{when}: {name}", value("coord", sql) == "t")
     return value("coord", """
-        SELECT count(*) FILTER (WHERE kind = 'bloom') || ' bloom_add, '
+        SELECT count(*) FILTER (WHERE kind = 'bloom') || ' Bloom adds, '
             || count(*) FILTER (WHERE kind = 'cuckoo' AND op = 1) || ' cuckoo_add, '
             || count(*) FILTER (WHERE kind = 'cuckoo' AND op = -1) || ' cuckoo_delete committed'
           FROM oplog""")
