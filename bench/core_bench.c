@@ -93,7 +93,7 @@ static result run_once(structure s, uint64_t n)
 		bloom_init(&lb, (int)n, FPR);
 		advise(lb.bf, (size_t)lb.bytes); /* calloc'd, not yet touched */
 	} else if (s == CUCKOO)
-		amq_cuckoo_create(&f, n, FPR, 0, A, &err);
+		amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, n, FPR, 0, A, &err);
 	else
 		amq_bloom_create(&f, n, FPR, s == CLASSIC ? AMQ_LAYOUT_CLASSIC : AMQ_LAYOUT_BLOCKED,
 				 0, A, &err);
@@ -134,7 +134,7 @@ static result run_once(structure s, uint64_t n)
 		r.bits_per_item = (double)lb.bits / (double)n;
 		bloom_free(&lb);
 	} else {
-		r.bits_per_item = (s == CUCKOO ? (double)f.cells * AMQ_CUCKOO_SLOTS * f.hashes
+		r.bits_per_item = (s == CUCKOO ? (double)f.cells * 4 * f.hashes
 					       : (double)f.cells) /
 				  (double)n;
 		amq_filter_free(&f, A);

@@ -19,7 +19,7 @@
 #define AMQ_VERSION "0.3.0"
 /* The newest format version this build reads (docs/FORMAT.md); each variant
  * is written with the first version that has it. */
-#define AMQ_FORMAT_VERSION 2
+#define AMQ_FORMAT_VERSION 3
 #define AMQ_HEADER_BYTES 64
 /* Largest filter, header included: 1 GiB less 64 bytes, so that it fits a
  * PostgreSQL varlena. (SQLite's default blob limit is 10^9 bytes; its adapter
@@ -40,12 +40,8 @@
 /* amq_filter_info_json never needs more than this (a scalable chain lists
  * its links). */
 #define AMQ_INFO_MAX 12288
-#define AMQ_CUCKOO_SLOTS 4
 #define AMQ_CUCKOO_MIN_FINGERPRINT 4
 #define AMQ_CUCKOO_MAX_FINGERPRINT 32
-/* Load factor a cuckoo filter is sized for: capacity items fit in
- * capacity / (AMQ_CUCKOO_SLOTS * AMQ_CUCKOO_TARGET_LOAD) slots. */
-#define AMQ_CUCKOO_TARGET_LOAD 0.95
 
 typedef enum amq_status {
 	AMQ_OK = 0,
@@ -79,10 +75,13 @@ extern const amq_allocator amq_malloc_allocator;
 typedef enum amq_kind { AMQ_KIND_BLOOM = 1, AMQ_KIND_CUCKOO = 2 } amq_kind;
 
 typedef enum amq_layout {
-	AMQ_LAYOUT_CLASSIC = 0,	 /* bloom: k bits anywhere in m; cuckoo: b = 4 ('b4') */
-	AMQ_LAYOUT_BLOCKED = 1,	 /* bloom: all k bits in one 512-bit block */
-	AMQ_LAYOUT_COUNTING = 2, /* bloom: classic positions, a 4-bit counter each */
-	AMQ_LAYOUT_SCALABLE = 3	 /* bloom: a growing chain of blocked links */
+	AMQ_LAYOUT_CLASSIC = 0,	  /* bloom: k bits anywhere in m; cuckoo: b = 4 ('b4') */
+	AMQ_LAYOUT_BLOCKED = 1,	  /* bloom: all k bits in one 512-bit block */
+	AMQ_LAYOUT_COUNTING = 2,  /* bloom: classic positions, a 4-bit counter each */
+	AMQ_LAYOUT_SCALABLE = 3,  /* bloom: a growing chain of blocked links */
+	AMQ_LAYOUT_CUCKOO_B2 = 4, /* cuckoo: buckets of 2 fingerprints ('b2') */
+	AMQ_LAYOUT_CUCKOO_B8 = 5, /* cuckoo: buckets of 8 fingerprints ('b8') */
+	AMQ_LAYOUT_SEMISORTED = 6 /* cuckoo: b = 4, semi-sorted ('semisorted') */
 } amq_layout;
 
 /*
@@ -125,11 +124,13 @@ uint64_t amq_hash_blob(const void *blob, size_t len, uint64_t seed);
 amq_status amq_check_fpr(double fpr, amq_error *err);
 /* capacity must be at least 1. */
 amq_status amq_check_capacity(int64_t capacity, amq_error *err);
-/* The layout a filter of this kind gets when SQL names none: blocked for
- * Bloom filters (one cache line per probe), the plain b = 4 table for cuckoo. */
-amq_layout amq_default_layout(amq_kind kind);
+/* The layout a filter of this kind for this fpr gets when SQL names none:
+ * blocked for Bloom filters (one cache line per probe); for cuckoo filters
+ * the bucket size with the fewest bits per item (amq_cuckoo_default_layout). */
+amq_layout amq_default_layout(amq_kind kind, double fpr);
 /* Parses a layout name of the given kind: 'blocked', 'classic', 'counting'
- * or 'scalable' for Bloom filters, 'b4' for cuckoo filters. */
+ * or 'scalable' for Bloom filters, 'b2', 'b4', 'b8' or 'semisorted' for
+ * cuckoo filters. */
 amq_status amq_parse_layout(amq_kind kind, const char *name, size_t len, amq_layout *out,
 			    amq_error *err);
 
@@ -253,17 +254,26 @@ double amq_bloom_expected_fpr(const amq_filter *f);
 
 /* ---- cuckoo filters (cuckoo.c) ---- */
 
-/* Fingerprint bits for a target fpr: ceil(log2(2b/fpr)) clamped to [4, 32]. */
-uint32_t amq_cuckoo_fingerprint_bits(double fpr);
-/* Buckets and fingerprint bits for capacity items at fpr; AMQ_TOO_LARGE past
- * the size limit. */
-amq_status amq_cuckoo_size(uint64_t capacity, double fpr, uint64_t *buckets,
+/* Fingerprint bits a layout needs for a target fpr: ceil(log2(2b/fpr)),
+ * unclamped (sizing refuses anything outside 4..32). */
+uint32_t amq_cuckoo_fingerprint_bits(amq_layout layout, double fpr);
+/* The load a layout is sized for: 0.84, 0.95 and 0.98 for b = 2, 4 and 8. */
+double amq_cuckoo_target_load(amq_layout layout);
+/* Of 'b2', 'b4' and 'b8', the one with the fewest bits per item,
+ * fingerprint bits / target load, at fpr ('b4' on a tie). */
+amq_layout amq_cuckoo_default_layout(double fpr);
+/* Buckets and fingerprint bits for capacity items at fpr; AMQ_INVALID_ARGUMENT
+ * when the layout's fingerprint for fpr is outside 4..32 bits, AMQ_TOO_LARGE
+ * past the size limit. */
+amq_status amq_cuckoo_size(amq_layout layout, uint64_t capacity, double fpr, uint64_t *buckets,
 			   uint32_t *fingerprint_bits, amq_error *err);
-/* An empty cuckoo filter that holds at least capacity items at fpr. */
-amq_status amq_cuckoo_create(amq_filter *f, uint64_t capacity, double fpr, uint64_t seed,
-			     const amq_allocator *a, amq_error *err);
-amq_status amq_cuckoo_create_exact(amq_filter *f, uint64_t buckets, uint32_t fingerprint_bits,
-				   uint64_t seed, const amq_allocator *a, amq_error *err);
+/* An empty cuckoo filter of a cuckoo layout that holds at least capacity
+ * items at fpr. */
+amq_status amq_cuckoo_create(amq_filter *f, amq_layout layout, uint64_t capacity, double fpr,
+			     uint64_t seed, const amq_allocator *a, amq_error *err);
+amq_status amq_cuckoo_create_exact(amq_filter *f, amq_layout layout, uint64_t buckets,
+				   uint32_t fingerprint_bits, uint64_t seed, const amq_allocator *a,
+				   amq_error *err);
 /* Adds one copy. On AMQ_FILTER_FULL the filter is byte for byte unchanged. */
 amq_status amq_cuckoo_add(amq_filter *f, uint64_t hash, amq_error *err);
 bool amq_cuckoo_contains(const amq_filter *f, uint64_t hash);
@@ -271,6 +281,8 @@ bool amq_cuckoo_contains(const amq_filter *f, uint64_t hash);
 bool amq_cuckoo_delete(amq_filter *f, uint64_t hash);
 /* Copies stored: slots of the two candidate buckets holding the fingerprint. */
 uint32_t amq_cuckoo_count(const amq_filter *f, uint64_t hash);
+/* Fingerprints per bucket: 2, 4 or 8. */
+uint32_t amq_cuckoo_bucket_size(const amq_filter *f);
 double amq_cuckoo_load(const amq_filter *f);
 /* 1 - (1 - 1/(2^f - 1))^(2b * load): the rate a random absent value sees now. */
 double amq_cuckoo_expected_fpr(const amq_filter *f);

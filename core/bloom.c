@@ -127,6 +127,10 @@ void amq_bloom_add(amq_filter *f, uint64_t hash)
 	case AMQ_LAYOUT_SCALABLE:
 		amq_scalable_add_in_place(f, hash); /* counts the item itself */
 		return;
+	case AMQ_LAYOUT_CUCKOO_B2: /* the cuckoo layouts are never a Bloom filter's */
+	case AMQ_LAYOUT_CUCKOO_B8:
+	case AMQ_LAYOUT_SEMISORTED:
+		return;
 	}
 	f->items++;
 }
@@ -205,6 +209,9 @@ double amq_bloom_estimate_items(const amq_filter *f)
 		return amq_filter_estimate_items(f);
 	case AMQ_LAYOUT_CLASSIC:
 	case AMQ_LAYOUT_BLOCKED:
+	case AMQ_LAYOUT_CUCKOO_B2: /* the cuckoo layouts are never a Bloom filter's */
+	case AMQ_LAYOUT_CUCKOO_B8:
+	case AMQ_LAYOUT_SEMISORTED:
 		break;
 	}
 	double m = (double)f->cells, x = (double)amq_bloom_bits_set(f);
@@ -231,6 +238,9 @@ double amq_bloom_expected_fpr(const amq_filter *f)
 	case AMQ_LAYOUT_SCALABLE:
 		return amq_filter_expected_fpr(f);
 	case AMQ_LAYOUT_BLOCKED:
+	case AMQ_LAYOUT_CUCKOO_B2: /* the cuckoo layouts are never a Bloom filter's */
+	case AMQ_LAYOUT_CUCKOO_B8:
+	case AMQ_LAYOUT_SEMISORTED:
 		break;
 	}
 	uint64_t blocks = f->cells / AMQ_BLOCK_BITS;

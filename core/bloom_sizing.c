@@ -83,6 +83,9 @@ amq_status amq_bloom_size(uint64_t capacity, double fpr, amq_layout layout, uint
 	switch (layout) {
 	case AMQ_LAYOUT_CLASSIC:
 	case AMQ_LAYOUT_COUNTING: /* the classic m and k, a counter per bit */
+	case AMQ_LAYOUT_CUCKOO_B2: /* the cuckoo layouts are never a Bloom filter's */
+	case AMQ_LAYOUT_CUCKOO_B8:
+	case AMQ_LAYOUT_SEMISORTED:
 		return AMQ_OK;
 	case AMQ_LAYOUT_BLOCKED:
 	case AMQ_LAYOUT_SCALABLE: /* the size of its first link */

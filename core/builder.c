@@ -196,7 +196,7 @@ static uint64_t count_union(const amq_builder *b)
  * a fixed capacity a filter that refuses an add (a cuckoo filter, possible,
  * rarely, just under its target load) is rebuilt 1/8 larger, so the result is
  * still a function of the hashes alone. A refusal at twice the room the
- * values need is not about load: more than 2 x 4 of the hashes share their
+ * values need is not about load: more than 2b of the hashes share their
  * buckets and fingerprint, and only a table far larger than the values would
  * tell them apart, so it stops there. */
 static amq_status finish_collected(amq_builder *b, const uint64_t *hashes, size_t count,
@@ -221,8 +221,9 @@ static amq_status finish_collected(amq_builder *b, const uint64_t *hashes, size_
 			    "build a bloom filter of these values, or pass a smaller fpr "
 			    "for longer fingerprints",
 			    "cannot place %llu distinct values in a cuckoo filter: more "
-			    "than 8 of them share both buckets and the fingerprint",
-			    (unsigned long long)distinct_count);
+			    "than %u of them share both buckets and the fingerprint",
+			    (unsigned long long)distinct_count,
+			    2 * amq_variant_find(b->kind, b->layout)->slots);
 		capacity += capacity / 8 + 1;
 	}
 	amq_filter_seal(out);

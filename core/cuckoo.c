@@ -1,14 +1,17 @@
 /*
  * cuckoo.c - cuckoo filters by partial-key cuckoo hashing (Fan et al.,
- * "Cuckoo Filter: Practically Better Than Bloom", CoNEXT 2014).
+ * "Cuckoo Filter: Practically Better Than Bloom", CoNEXT 2014), with buckets
+ * of b = 2, 4 or 8 fingerprints, and b = 4 buckets stored semi-sorted
+ * (cuckoo_semisorted.c).
  *
  * The rules this file enforces, which are part of the portable format:
- * - A filter has nb = f->cells buckets (any nb >= 1) of AMQ_CUCKOO_SLOTS = 4
- *   slots; each slot holds an fp_bits-bit fingerprint (fp_bits = f->hashes,
- *   4..32). Fingerprint 0 is reserved: it marks an empty slot.
- * - Slot j of bucket i occupies payload bits [(4i + j) * fp_bits, (4i + j + 1)
- *   * fp_bits), bit n being bit n % 8 of byte n / 8. The payload ends with a
- *   spare zero word so any slot can be read with one unaligned 64-bit load.
+ * - A filter has nb = f->cells buckets (any nb >= 1) of b slots; each slot
+ *   holds an fp_bits-bit fingerprint (fp_bits = f->hashes, 4..32).
+ *   Fingerprint 0 is reserved: it marks an empty slot.
+ * - Plain buckets: slot j of bucket i occupies payload bits [(b i + j) *
+ *   fp_bits, (b i + j + 1) * fp_bits), bit n being bit n % 8 of byte n / 8.
+ *   The payload ends with a spare zero word so any slot can be read with one
+ *   unaligned 64-bit load.
  * - From a value hash h: primary bucket i1 = reduce(h, nb); fingerprint from the
  *   low 32 bits of h, mapped onto [1, 2^fp_bits - 1]; alternate bucket
  *   alt(i, fp) = (reduce(mix64(fp), nb) - i) mod nb, which is its own inverse,
@@ -21,23 +24,46 @@
  * - Delete removes one copy. Deleting a value that was never added can remove
  *   another value's matching fingerprint: delete only what you added.
  */
-#include "variant.h"
+#include "cuckoo_table.h"
 
 #include <math.h>
 #include <stdio.h>
 
 /*
- * Longest kick chain an add tries, from measurement (docs/CUCKOO.md): in
+ * Longest kick chain an add tries, from measurement (docs/CUCKOO.md): in b = 4
  * filters sized for 1M items the first failed add came at load >= 0.9695 over
  * 200 seeds with 2000 kicks, against 0.9618 with 1000 and 0.9491 with 500, the
  * paper's bound. A full filter still rejects an add in about 50 us.
  */
 #define MAX_KICKS 2000
 
-/* AMQ_CUCKOO_SLOTS * AMQ_CUCKOO_TARGET_LOAD = 4 * 0.95 = 19 / 5 slots filled per
- * bucket, as an exact fraction so bucket counts never depend on rounding. */
-#define LOAD_NUM 19
-#define LOAD_DEN 5
+cuckoo_table amq_cuckoo_table(const amq_filter *f)
+{
+	cuckoo_table t = {.payload = f->payload, .buckets = f->cells, .bits = f->hashes};
+	switch (f->layout) {
+	case AMQ_LAYOUT_CUCKOO_B2:
+		t.slots = 2;
+		t.log2_slots = 1;
+		return t;
+	case AMQ_LAYOUT_CUCKOO_B8:
+		t.slots = 8;
+		t.log2_slots = 3;
+		return t;
+	case AMQ_LAYOUT_SEMISORTED:
+		t.semisorted = true;
+		t.slots = 4;
+		t.log2_slots = 2;
+		return t;
+	case AMQ_LAYOUT_CLASSIC: /* b4 */
+	case AMQ_LAYOUT_BLOCKED: /* the Bloom layouts are never a cuckoo filter's */
+	case AMQ_LAYOUT_COUNTING:
+	case AMQ_LAYOUT_SCALABLE:
+		break;
+	}
+	t.slots = 4;
+	t.log2_slots = 2;
+	return t;
+}
 
 /* The fingerprint of h: its low 32 bits scaled onto [1, 2^bits - 1]. */
 static inline uint32_t fingerprint(uint64_t h, uint32_t bits)
@@ -52,60 +78,111 @@ static inline uint64_t alternate(uint64_t i, uint32_t fp, uint64_t nb)
 	return j >= nb ? j - nb : j;
 }
 
-/* The fingerprint in slot `slot` (bucket * 4 + index) of payload p. */
-static inline uint32_t slot_get(const uint8_t *p, uint64_t slot, uint32_t bits)
+/* The fingerprint in plain slot `slot` (bucket * b + index). */
+static inline uint32_t slot_get(const cuckoo_table *t, uint64_t slot)
 {
-	uint64_t bit = slot * bits;
-	uint64_t word = amq_load64le(p + (bit >> 3)) >> (bit & 7);
-	return (uint32_t)(word & ((1ULL << bits) - 1));
+	return (uint32_t)amq_field_get(t->payload, slot * t->bits, t->bits);
 }
 
-/* Stores fp in slot `slot`, leaving every other bit of the word as it was. */
-static inline void slot_set(uint8_t *p, uint64_t slot, uint32_t bits, uint32_t fp)
+static inline void slot_set(const cuckoo_table *t, uint64_t slot, uint32_t fp)
 {
-	uint64_t bit = slot * bits;
-	uint64_t mask = ((1ULL << bits) - 1) << (bit & 7);
-	uint64_t word = amq_load64le(p + (bit >> 3));
-	amq_store64le(p + (bit >> 3), (word & ~mask) | (uint64_t)fp << (bit & 7));
+	amq_field_set(t->payload, slot * t->bits, t->bits, fp);
 }
 
-/* Index (0..3) of the first slot of bucket i holding fp, or -1. With fp == 0
- * this finds the first free slot. */
-static inline int bucket_find(const uint8_t *p, uint64_t i, uint32_t bits, uint32_t fp)
+/* Puts fp in a free slot of bucket i (plain: the first); false when full. */
+static bool bucket_insert(const cuckoo_table *t, uint64_t i, uint32_t fp)
 {
-	uint64_t slot = i * AMQ_CUCKOO_SLOTS;
-	for (int j = 0; j < AMQ_CUCKOO_SLOTS; j++)
-		if (slot_get(p, slot + j, bits) == fp)
-			return j;
-	return -1;
+	if (t->semisorted) {
+		uint32_t fps[4];
+		amq_semisorted_load(t, i, fps);
+		if (fps[0] != 0) /* ascending: a free slot would come first */
+			return false;
+		fps[0] = fp;
+		amq_semisorted_store(t, i, fps);
+		return true;
+	}
+	for (uint64_t s = i * t->slots, end = s + t->slots; s < end; s++)
+		if (slot_get(t, s) == 0) {
+			slot_set(t, s, fp);
+			return true;
+		}
+	return false;
 }
 
-/* Number of slots of bucket i holding fp. */
-static inline uint32_t bucket_count(const uint8_t *p, uint64_t i, uint32_t bits, uint32_t fp)
+/* Removes one copy of fp from bucket i; false when it holds none. */
+static bool bucket_remove(const cuckoo_table *t, uint64_t i, uint32_t fp)
 {
-	uint64_t slot = i * AMQ_CUCKOO_SLOTS;
+	if (t->semisorted) {
+		uint32_t fps[4];
+		amq_semisorted_load(t, i, fps);
+		for (int j = 0; j < 4; j++)
+			if (fps[j] == fp) {
+				fps[j] = 0;
+				amq_semisorted_store(t, i, fps);
+				return true;
+			}
+		return false;
+	}
+	for (uint64_t s = i * t->slots, end = s + t->slots; s < end; s++)
+		if (slot_get(t, s) == fp) {
+			slot_set(t, s, 0);
+			return true;
+		}
+	return false;
+}
+
+/* Copies of fp in bucket i. */
+static uint32_t bucket_count(const cuckoo_table *t, uint64_t i, uint32_t fp)
+{
 	uint32_t n = 0;
-	for (int j = 0; j < AMQ_CUCKOO_SLOTS; j++)
-		n += slot_get(p, slot + j, bits) == fp;
+	if (t->semisorted) {
+		uint32_t fps[4];
+		amq_semisorted_load(t, i, fps);
+		for (int j = 0; j < 4; j++)
+			n += fps[j] == fp;
+		return n;
+	}
+	for (uint64_t s = i * t->slots, end = s + t->slots; s < end; s++)
+		n += slot_get(t, s) == fp;
 	return n;
 }
 
-/* Puts fp in the first free slot of bucket i; false when the bucket is full. */
-static inline bool bucket_insert(uint8_t *p, uint64_t i, uint32_t bits, uint32_t fp)
+/* A walk step: the slot-th fingerprint of full bucket i (plain: slot
+ * `slot`; semi-sorted: the slot-th smallest) is replaced by fp and returned. */
+static uint32_t bucket_swap(const cuckoo_table *t, uint64_t i, uint32_t slot, uint32_t fp)
 {
-	int j = bucket_find(p, i, bits, 0);
-	if (j < 0)
-		return false;
-	slot_set(p, i * AMQ_CUCKOO_SLOTS + (uint64_t)j, bits, fp);
-	return true;
+	if (t->semisorted) {
+		uint32_t fps[4];
+		amq_semisorted_load(t, i, fps);
+		uint32_t old = fps[slot];
+		fps[slot] = fp;
+		amq_semisorted_store(t, i, fps);
+		return old;
+	}
+	uint32_t old = slot_get(t, i * t->slots + slot);
+	slot_set(t, i * t->slots + slot, fp);
+	return old;
 }
 
-/* Writes fp into slot `slot` and returns what was there. */
-static inline uint32_t slot_swap(uint8_t *p, uint64_t slot, uint32_t bits, uint32_t fp)
+/* Undoes bucket_swap(t, i, slot, in) that returned out: out goes back where
+ * in went (semi-sorted: in place of a copy of in, which restores the same
+ * multiset and so the same bytes), and in is returned. */
+static uint32_t bucket_unswap(const cuckoo_table *t, uint64_t i, uint32_t slot, uint32_t in,
+			      uint32_t out)
 {
-	uint32_t old = slot_get(p, slot, bits);
-	slot_set(p, slot, bits, fp);
-	return old;
+	if (t->semisorted) {
+		uint32_t fps[4];
+		amq_semisorted_load(t, i, fps);
+		for (int j = 0; j < 4; j++)
+			if (fps[j] == in) {
+				fps[j] = out;
+				break;
+			}
+		amq_semisorted_store(t, i, fps);
+		return in;
+	}
+	slot_set(t, i * t->slots + slot, out);
+	return in;
 }
 
 /* splitmix64: the walk's random choices, a pure function of the add's hash. */
@@ -115,159 +192,127 @@ static inline uint64_t walk_next(uint64_t *state)
 	return amq_mix64(*state);
 }
 
-uint32_t amq_cuckoo_fingerprint_bits(double fpr)
-{
-	/* The smallest bits with 2b / 2^bits <= fpr, i.e. ceil(log2(2b / fpr)),
-	 * computed with exact powers of two so no rounding can shift it. */
-	for (uint32_t bits = AMQ_CUCKOO_MIN_FINGERPRINT; bits < AMQ_CUCKOO_MAX_FINGERPRINT; bits++)
-		if (ldexp(2.0 * AMQ_CUCKOO_SLOTS, -(int)bits) <= fpr)
-			return bits;
-	return AMQ_CUCKOO_MAX_FINGERPRINT;
-}
-
-/* ceil(sqrt(n)) in integers, so sizing never depends on a libm. */
-static uint64_t ceil_sqrt(uint64_t n)
-{
-	uint64_t r = 0;
-	for (uint64_t bit = (uint64_t)1 << 31; bit != 0; bit >>= 1)
-		if ((r + bit) * (r + bit) <= n)
-			r += bit;
-	return r * r < n ? r + 1 : r;
-}
-
-amq_status amq_cuckoo_size(uint64_t capacity, double fpr, uint64_t *buckets,
-			   uint32_t *fingerprint_bits, amq_error *err)
-{
-	amq_status status = amq_check_fpr(fpr, err);
-	if (status != AMQ_OK)
-		return status;
-	if (capacity == 0)
-		return amq_check_capacity(0, err);
-	/* ceil(capacity * 5 / 19) without overflow: capacity = 19q + r. */
-	uint64_t q = capacity / LOAD_NUM, r = capacity % LOAD_NUM;
-	uint64_t b = q * LOAD_DEN + (r * LOAD_DEN + LOAD_NUM - 1) / LOAD_NUM;
-	/* Small tables fill unevenly: at 95% a filter for 10 items refused one of
-	 * its 10 adds in 2% of trials, one for 100 in 0.7%. ceil(sqrt(buckets))
-	 * spare buckets made that 0 in 2000 trials at every size from 1 to 5000,
-	 * and cost 0.2% at a million items. */
-	*buckets = b + ceil_sqrt(b);
-	*fingerprint_bits = amq_cuckoo_fingerprint_bits(fpr);
-	uint64_t payload;
-	return amq_check_size(AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, *fingerprint_bits, *buckets,
-			      &payload, err);
-}
-
-amq_status amq_cuckoo_create(amq_filter *f, uint64_t capacity, double fpr, uint64_t seed,
-			     const amq_allocator *a, amq_error *err)
-{
-	uint64_t buckets;
-	uint32_t bits;
-	amq_status status = amq_cuckoo_size(capacity, fpr, &buckets, &bits, err);
-	if (status != AMQ_OK)
-		return status;
-	return amq_cuckoo_create_exact(f, buckets, bits, seed, a, err);
-}
-
-amq_status amq_cuckoo_create_exact(amq_filter *f, uint64_t buckets, uint32_t fingerprint_bits,
-				   uint64_t seed, const amq_allocator *a, amq_error *err)
-{
-	if (buckets == 0)
-		return amq_fail(err, AMQ_INVALID_ARGUMENT, "",
-				"a cuckoo filter needs at least 1 bucket");
-	if (fingerprint_bits < AMQ_CUCKOO_MIN_FINGERPRINT ||
-	    fingerprint_bits > AMQ_CUCKOO_MAX_FINGERPRINT)
-		return amq_fail(err, AMQ_INVALID_ARGUMENT, "",
-				"cuckoo fingerprint bits must be between %d and %d, got %u",
-				AMQ_CUCKOO_MIN_FINGERPRINT, AMQ_CUCKOO_MAX_FINGERPRINT,
-				fingerprint_bits);
-	return amq_filter_allocate(f, AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, fingerprint_bits, seed,
-				   buckets, a, err);
-}
+/* One step of a walk, as its undo needs it. */
+typedef struct kick {
+	uint64_t bucket;
+	uint32_t slot;
+	uint32_t in; /* the fingerprint the step put in */
+} kick;
 
 amq_status amq_cuckoo_add(amq_filter *f, uint64_t hash, amq_error *err)
 {
-	uint8_t *p = f->payload;
-	uint32_t bits = f->hashes;
-	uint64_t nb = f->cells;
-	uint32_t fp = fingerprint(hash, bits);
+	cuckoo_table t = amq_cuckoo_table(f);
+	uint64_t nb = t.buckets;
+	uint32_t fp = fingerprint(hash, t.bits);
 	uint64_t i1 = amq_reduce(hash, nb);
 	uint64_t i2 = alternate(i1, fp, nb);
 
-	if (bucket_insert(p, i1, bits, fp) || bucket_insert(p, i2, bits, fp)) {
+	if (bucket_insert(&t, i1, fp) || bucket_insert(&t, i2, fp)) {
 		f->items++;
 		return AMQ_OK;
 	}
 
 	/* Random walk: swap the carried fingerprint into a random slot and carry
-	 * the victim to its other bucket. log[k] is the slot of swap k, which is
-	 * all an undo needs: swapping the same slots back in reverse order hands
-	 * every fingerprint back to where it was. */
-	uint64_t log[MAX_KICKS];
+	 * the victim to its other bucket. Undoing the steps in reverse order
+	 * hands every fingerprint back to where it was. */
+	kick log[MAX_KICKS];
 	uint64_t rng = hash;
 	uint32_t carried = fp;
 	uint64_t bucket = walk_next(&rng) >> 63 ? i2 : i1;
 	for (int k = 0; k < MAX_KICKS; k++) {
-		log[k] = bucket * AMQ_CUCKOO_SLOTS + (walk_next(&rng) >> 62);
-		carried = slot_swap(p, log[k], bits, carried);
+		uint32_t slot = (uint32_t)(walk_next(&rng) >> (64 - t.log2_slots));
+		log[k] = (kick){bucket, slot, carried};
+		carried = bucket_swap(&t, bucket, slot, carried);
 		bucket = alternate(bucket, carried, nb);
-		if (bucket_insert(p, bucket, bits, carried)) {
+		if (bucket_insert(&t, bucket, carried)) {
 			f->items++;
 			return AMQ_OK;
 		}
 	}
 	for (int k = MAX_KICKS - 1; k >= 0; k--)
-		carried = slot_swap(p, log[k], bits, carried);
+		carried = bucket_unswap(&t, log[k].bucket, log[k].slot, log[k].in, carried);
 
 	return amq_fail(err, AMQ_FILTER_FULL, "rebuild with cuckoo_agg or a larger capacity",
 			"cuckoo filter is full (%llu items, load %.1f%%)",
 			(unsigned long long)f->items, 100.0 * amq_cuckoo_load(f));
 }
 
-bool amq_cuckoo_contains(const amq_filter *f, uint64_t hash)
+/* A plain-bucket probe with the bucket size a constant, so each layout gets
+ * its own unrolled loop. */
+static inline bool plain_contains(const amq_filter *f, uint64_t hash, uint32_t slots)
 {
 	uint32_t bits = f->hashes;
 	uint64_t nb = f->cells;
 	uint32_t fp = fingerprint(hash, bits);
-	uint64_t i1 = amq_reduce(hash, nb);
-	if (bucket_find(f->payload, i1, bits, fp) >= 0)
-		return true;
-	return bucket_find(f->payload, alternate(i1, fp, nb), bits, fp) >= 0;
+	uint64_t i1 = amq_reduce(hash, nb), i2 = alternate(i1, fp, nb);
+	bool found = false;
+	for (uint32_t j = 0; j < slots; j++) {
+		found |= amq_field_get(f->payload, (i1 * slots + j) * bits, bits) == fp;
+		found |= amq_field_get(f->payload, (i2 * slots + j) * bits, bits) == fp;
+	}
+	return found;
+}
+
+bool amq_cuckoo_b2_contains(const amq_filter *f, uint64_t hash)
+{
+	return plain_contains(f, hash, 2);
+}
+
+bool amq_cuckoo_b4_contains(const amq_filter *f, uint64_t hash)
+{
+	return plain_contains(f, hash, 4);
+}
+
+bool amq_cuckoo_b8_contains(const amq_filter *f, uint64_t hash)
+{
+	return plain_contains(f, hash, 8);
+}
+
+bool amq_cuckoo_semisorted_contains(const amq_filter *f, uint64_t hash)
+{
+	cuckoo_table t = amq_cuckoo_table(f);
+	uint32_t fp = fingerprint(hash, t.bits);
+	uint64_t i1 = amq_reduce(hash, t.buckets);
+	return amq_semisorted_has(&t, i1, fp) ||
+	       amq_semisorted_has(&t, alternate(i1, fp, t.buckets), fp);
+}
+
+bool amq_cuckoo_contains(const amq_filter *f, uint64_t hash)
+{
+	return amq_variant_of(f)->contains(f, hash);
 }
 
 bool amq_cuckoo_delete(amq_filter *f, uint64_t hash)
 {
-	uint32_t bits = f->hashes;
-	uint64_t nb = f->cells;
-	uint32_t fp = fingerprint(hash, bits);
-	uint64_t i = amq_reduce(hash, nb);
-	int j = bucket_find(f->payload, i, bits, fp);
-	if (j < 0) {
-		i = alternate(i, fp, nb);
-		j = bucket_find(f->payload, i, bits, fp);
-		if (j < 0)
-			return false;
-	}
-	slot_set(f->payload, i * AMQ_CUCKOO_SLOTS + (uint64_t)j, bits, 0);
+	cuckoo_table t = amq_cuckoo_table(f);
+	uint32_t fp = fingerprint(hash, t.bits);
+	uint64_t i1 = amq_reduce(hash, t.buckets);
+	if (!bucket_remove(&t, i1, fp) && !bucket_remove(&t, alternate(i1, fp, t.buckets), fp))
+		return false;
 	f->items--;
 	return true;
 }
 
 uint32_t amq_cuckoo_count(const amq_filter *f, uint64_t hash)
 {
-	uint32_t bits = f->hashes;
-	uint64_t nb = f->cells;
-	uint32_t fp = fingerprint(hash, bits);
-	uint64_t i1 = amq_reduce(hash, nb);
-	uint64_t i2 = alternate(i1, fp, nb);
-	uint32_t n = bucket_count(f->payload, i1, bits, fp);
+	cuckoo_table t = amq_cuckoo_table(f);
+	uint32_t fp = fingerprint(hash, t.bits);
+	uint64_t i1 = amq_reduce(hash, t.buckets);
+	uint64_t i2 = alternate(i1, fp, t.buckets);
+	uint32_t n = bucket_count(&t, i1, fp);
 	if (i2 != i1)
-		n += bucket_count(f->payload, i2, bits, fp);
+		n += bucket_count(&t, i2, fp);
 	return n;
+}
+
+uint32_t amq_cuckoo_bucket_size(const amq_filter *f)
+{
+	return amq_cuckoo_table(f).slots;
 }
 
 double amq_cuckoo_load(const amq_filter *f)
 {
-	return (double)f->items / ((double)f->cells * AMQ_CUCKOO_SLOTS);
+	return (double)f->items / ((double)f->cells * amq_cuckoo_bucket_size(f));
 }
 
 double amq_cuckoo_expected_fpr(const amq_filter *f)
@@ -275,107 +320,6 @@ double amq_cuckoo_expected_fpr(const amq_filter *f)
 	/* 1 - (1 - 1/(2^f - 1))^(2b * load), via log1p/expm1 so that 32-bit
 	 * fingerprints do not round the rate to zero. */
 	double per_slot = 1.0 / (ldexp(1.0, (int)f->hashes) - 1.0);
-	double probes = 2.0 * AMQ_CUCKOO_SLOTS * amq_cuckoo_load(f);
+	double probes = 2.0 * amq_cuckoo_bucket_size(f) * amq_cuckoo_load(f);
 	return -expm1(probes * log1p(-per_slot));
 }
-
-/* ---- the b4 row of the variant table ---- */
-
-static double slot_bits_per_bucket(uint32_t hashes)
-{
-	return (double)AMQ_CUCKOO_SLOTS * hashes;
-}
-
-static uint64_t b4_payload_size(uint32_t hashes, uint64_t cells)
-{
-	uint64_t slot_bits = cells * AMQ_CUCKOO_SLOTS * hashes;
-	/* One spare word lets every slot be read with one 64-bit load. */
-	return 8 * ((slot_bits + 63) / 64 + 1);
-}
-
-static amq_status b4_check_header(const amq_filter *f, const char *prefix, amq_error *err)
-{
-	if (f->hashes < AMQ_CUCKOO_MIN_FINGERPRINT || f->hashes > AMQ_CUCKOO_MAX_FINGERPRINT)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%s%u-bit fingerprints", prefix, f->hashes);
-	if (f->cells <= ((uint64_t)1 << 36) && f->items > f->cells * AMQ_CUCKOO_SLOTS)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%s%llu items in %llu slots", prefix, (unsigned long long)f->items,
-				(unsigned long long)(f->cells * AMQ_CUCKOO_SLOTS));
-	return AMQ_OK;
-}
-
-/* Zero bits past the last slot, and as many occupied slots as items. */
-static amq_status b4_verify(const amq_filter *f, const char *prefix, amq_error *err)
-{
-	uint64_t slots = f->cells * AMQ_CUCKOO_SLOTS, occupied = 0;
-	if (!amq_tail_is_zero(f, slots * f->hashes))
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%sbits set past the last cuckoo slot", prefix);
-	for (uint64_t s = 0; s < slots; s++)
-		occupied += slot_get(f->payload, s, f->hashes) != 0;
-	if (occupied != f->items)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%sheader counts %llu items, slots hold %llu", prefix,
-				(unsigned long long)f->items, (unsigned long long)occupied);
-	return AMQ_OK;
-}
-
-static amq_status b4_size(uint64_t capacity, double fpr, uint32_t *hashes, uint64_t *cells,
-			  amq_error *err)
-{
-	return amq_cuckoo_size(capacity, fpr, cells, hashes, err);
-}
-
-static amq_probe b4_probe_for(const amq_filter *f)
-{
-	(void)f;
-	return amq_cuckoo_contains;
-}
-
-static uint64_t b4_frequency(const amq_filter *f, uint64_t hash)
-{
-	return amq_cuckoo_count(f, hash);
-}
-
-static double b4_estimate_items(const amq_filter *f)
-{
-	return (double)f->items;
-}
-
-static int b4_info(const amq_filter *f, char *out, size_t cap)
-{
-	return snprintf(
-	    out, cap,
-	    "{\"kind\":\"cuckoo\",\"buckets\":%llu,\"slots\":%d,\"fingerprint_bits\":%u,"
-	    "\"total_slots\":%llu,\"items\":%llu,\"load_factor\":%.6g,\"bytes\":%zu,"
-	    "\"expected_fpr\":%.6g,\"seed\":%llu,\"format_version\":%u}",
-	    (unsigned long long)f->cells, AMQ_CUCKOO_SLOTS, f->hashes,
-	    (unsigned long long)(f->cells * AMQ_CUCKOO_SLOTS), (unsigned long long)f->items,
-	    amq_cuckoo_load(f), f->size, amq_cuckoo_expected_fpr(f), (unsigned long long)f->seed,
-	    amq_variant_cuckoo_b4.format_version);
-}
-
-const amq_variant amq_variant_cuckoo_b4 = {
-    .kind = AMQ_KIND_CUCKOO,
-    .layout = AMQ_LAYOUT_CLASSIC,
-    .kind_name = "cuckoo",
-    .layout_name = "b4",
-    .format_version = 1,
-    .slots = AMQ_CUCKOO_SLOTS,
-    .cell_name = "buckets",
-    .order_free = false,
-    .cell_bits = slot_bits_per_bucket,
-    .payload_size = b4_payload_size,
-    .check_header = b4_check_header,
-    .verify = b4_verify,
-    .size = b4_size,
-    .add = amq_cuckoo_add,
-    .contains = amq_cuckoo_contains,
-    .probe_for = b4_probe_for,
-    .remove = amq_cuckoo_delete,
-    .frequency = b4_frequency,
-    .expected_fpr = amq_cuckoo_expected_fpr,
-    .estimate_items = b4_estimate_items,
-    .info = b4_info,
-};

@@ -25,13 +25,13 @@ amq_status amq_check_capacity(int64_t capacity, amq_error *err)
 	return AMQ_OK;
 }
 
-amq_layout amq_default_layout(amq_kind kind)
+amq_layout amq_default_layout(amq_kind kind, double fpr)
 {
 	switch (kind) {
 	case AMQ_KIND_BLOOM:
 		return AMQ_LAYOUT_BLOCKED;
 	case AMQ_KIND_CUCKOO:
-		return AMQ_LAYOUT_CLASSIC;
+		return amq_cuckoo_default_layout(fpr);
 	}
 	return AMQ_LAYOUT_CLASSIC; /* not reached: kind is one of the above */
 }
@@ -68,12 +68,25 @@ amq_status amq_parse_layout(amq_kind kind, const char *name, size_t len, amq_lay
 				"use 'blocked' (the default), 'classic', 'counting' or 'scalable'",
 				"unknown bloom layout '%.*s'", shown, name);
 	case AMQ_KIND_CUCKOO:
+		if (is_word(name, len, "b2")) {
+			*out = AMQ_LAYOUT_CUCKOO_B2;
+			return AMQ_OK;
+		}
 		if (is_word(name, len, "b4")) {
 			*out = AMQ_LAYOUT_CLASSIC;
 			return AMQ_OK;
 		}
+		if (is_word(name, len, "b8")) {
+			*out = AMQ_LAYOUT_CUCKOO_B8;
+			return AMQ_OK;
+		}
+		if (is_word(name, len, "semisorted")) {
+			*out = AMQ_LAYOUT_SEMISORTED;
+			return AMQ_OK;
+		}
 		return amq_fail(err, AMQ_INVALID_ARGUMENT,
-				"use 'b4' (buckets of 4 fingerprints, the default)",
+				"use 'b2', 'b4' or 'b8' (fingerprints per bucket), or 'semisorted' (b4 "
+				"with one bit less per item)",
 				"unknown cuckoo layout '%.*s'", shown, name);
 	}
 	return amq_fail(err, AMQ_INVALID_ARGUMENT, "", "unknown filter kind %d", (int)kind);

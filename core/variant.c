@@ -1,7 +1,7 @@
 /*
  * variant.c - finding a variant's row, and the generic filter operations of
  * amq.h that dispatch through it. The rows themselves live with their code
- * (bloom.c, cuckoo.c); this switch is the one place that lists them.
+ * (bloom.c, cuckoo_layouts.c, ...); this switch is the one place that lists them.
  */
 #include "variant.h"
 
@@ -18,12 +18,22 @@ const amq_variant *amq_variant_find(amq_kind kind, amq_layout layout)
 			return &amq_variant_bloom_counting;
 		case AMQ_LAYOUT_SCALABLE:
 			return &amq_variant_bloom_scalable;
+		case AMQ_LAYOUT_CUCKOO_B2:
+		case AMQ_LAYOUT_CUCKOO_B8:
+		case AMQ_LAYOUT_SEMISORTED:
+			return NULL;
 		}
 		return NULL;
 	case AMQ_KIND_CUCKOO:
 		switch (layout) {
 		case AMQ_LAYOUT_CLASSIC:
 			return &amq_variant_cuckoo_b4;
+		case AMQ_LAYOUT_CUCKOO_B2:
+			return &amq_variant_cuckoo_b2;
+		case AMQ_LAYOUT_CUCKOO_B8:
+			return &amq_variant_cuckoo_b8;
+		case AMQ_LAYOUT_SEMISORTED:
+			return &amq_variant_cuckoo_semisorted;
 		case AMQ_LAYOUT_BLOCKED:
 		case AMQ_LAYOUT_COUNTING:
 		case AMQ_LAYOUT_SCALABLE:

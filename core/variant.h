@@ -18,7 +18,7 @@ typedef struct amq_variant {
 	amq_kind kind;
 	amq_layout layout;
 	const char *kind_name;	 /* "bloom", "cuckoo" */
-	const char *layout_name; /* the SQL layout name: "classic", "blocked", "b4" */
+	const char *layout_name; /* the SQL layout name: "classic", "blocked", "b4", ... */
 	uint8_t format_version;	 /* written in the header; older readers refuse it */
 	uint32_t slots;		 /* the header's slots-per-bucket field */
 	const char *cell_name;	 /* what header field cells counts: "bits", "buckets" */
@@ -94,7 +94,10 @@ extern const amq_variant amq_variant_bloom_classic;
 extern const amq_variant amq_variant_bloom_blocked;
 extern const amq_variant amq_variant_bloom_counting;
 extern const amq_variant amq_variant_bloom_scalable;
+extern const amq_variant amq_variant_cuckoo_b2;
 extern const amq_variant amq_variant_cuckoo_b4;
+extern const amq_variant amq_variant_cuckoo_b8;
+extern const amq_variant amq_variant_cuckoo_semisorted;
 
 /* Shared by the Bloom rows (bloom.c): the hashes rule of a header, and the
  * check that two Bloom filters place bits alike (AMQ_INCOMPATIBLE). */

@@ -6,6 +6,13 @@
 
 \echo Use "ALTER EXTENSION amq UPDATE TO '0.3.0'" to load this file. \quit
 
+-- Cuckoo layouts: cuckoo_new takes a layout, 'b2', 'b4' or 'b8'
+-- (fingerprints per bucket) or 'semisorted' (b4 in one bit less per item);
+-- cuckoo_agg's 4th argument takes the same names. Without a layout a filter
+-- gets the bucket size with the fewest bits per item for its fpr.
+CREATE FUNCTION cuckoo_new(capacity bigint, fpr float8, layout text) RETURNS cuckoo
+	AS 'MODULE_PATHNAME', 'amq_pg_cuckoo_new' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
+
 -- ---------------------------------------------------------------- add if absent, bulk maintenance
 
 -- cuckoo_add_unique: cuckoo_add unless the filter may hold the value already

@@ -118,6 +118,11 @@ CREATE OPERATOR <@ (
 
 CREATE FUNCTION cuckoo_new(capacity bigint, fpr float8 DEFAULT 0.01) RETURNS cuckoo
 	AS 'MODULE_PATHNAME', 'amq_pg_cuckoo_new' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
+-- A cuckoo filter of a named layout: 'b2', 'b4' or 'b8' (fingerprints per
+-- bucket) or 'semisorted' (b4 in one bit less per item). Without it the
+-- layout is the bucket size with the fewest bits per item for the fpr.
+CREATE FUNCTION cuckoo_new(capacity bigint, fpr float8, layout text) RETURNS cuckoo
+	AS 'MODULE_PATHNAME', 'amq_pg_cuckoo_new' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
 CREATE FUNCTION cuckoo_add(filter cuckoo, value anycompatible) RETURNS cuckoo
 	AS 'MODULE_PATHNAME', 'amq_pg_cuckoo_add' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100;
 CREATE FUNCTION cuckoo_delete(filter cuckoo, value anycompatible) RETURNS cuckoo

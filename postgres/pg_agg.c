@@ -56,7 +56,7 @@ static bytea *to_bytea(const void *bytes, size_t len)
  * The builder of a bloom_agg/cuckoo_agg call: fpr, capacity and layout come
  * from the optional arguments of the first row. fpr defaults to 0.01; a
  * missing or NULL capacity means "size for the distinct values seen", and a
- * missing or NULL layout the kind's default.
+ * missing or NULL layout the kind's default for the fpr.
  */
 static amq_builder *new_builder(FunctionCallInfo fcinfo, amq_kind kind, MemoryContext aggctx)
 {
@@ -65,7 +65,7 @@ static amq_builder *new_builder(FunctionCallInfo fcinfo, amq_kind kind, MemoryCo
 	amq_error err;
 	double fpr = DEFAULT_FPR;
 	int64 capacity = 0;
-	amq_layout layout = amq_default_layout(kind);
+	amq_layout layout;
 
 	if (PG_NARGS() > 2) {
 		if (PG_ARGISNULL(2))
@@ -79,6 +79,7 @@ static amq_builder *new_builder(FunctionCallInfo fcinfo, amq_kind kind, MemoryCo
 		capacity = PG_GETARG_INT64(3);
 		amq_pg_check(amq_check_capacity(capacity, &err), &err);
 	}
+	layout = amq_default_layout(kind, fpr);
 	if (PG_NARGS() > 4 && !PG_ARGISNULL(4)) {
 		text *name = PG_GETARG_TEXT_PP(4);
 
@@ -188,7 +189,7 @@ static Datum agg_final(FunctionCallInfo fcinfo, const amq_pg_call *call)
 	if (PG_ARGISNULL(0)) {
 		amq_allocator a = amq_pg_allocator(CurrentMemoryContext);
 
-		amq_pg_check(amq_builder_init(&empty, kind, amq_default_layout(kind), DEFAULT_FPR,
+		amq_pg_check(amq_builder_init(&empty, kind, amq_default_layout(kind, DEFAULT_FPR), DEFAULT_FPR,
 					      0, AMQ_DEFAULT_SEED, &a, &err),
 			     &err);
 		b = &empty;

@@ -17,13 +17,14 @@
 #include "amq_pg.h"
 
 /* bloom_new(capacity bigint, fpr float8, layout text = 'blocked' [,
- * expansion integer]), cuckoo_new(capacity bigint, fpr float8 = 0.01) */
+ * expansion integer]), cuckoo_new(capacity bigint, fpr float8 = 0.01 [,
+ * layout text]) */
 static Datum new_filter(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	int64 capacity = PG_GETARG_INT64(0);
 	double fpr = PG_GETARG_FLOAT8(1);
 	amq_allocator a = amq_pg_allocator(CurrentMemoryContext);
-	amq_layout layout = amq_default_layout(call->kind);
+	amq_layout layout = amq_default_layout(call->kind, fpr);
 	int32 expansion = PG_NARGS() > 3 ? PG_GETARG_INT32(3) : 0;
 	amq_filter f;
 	amq_error err;

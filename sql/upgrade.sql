@@ -103,3 +103,35 @@ ALTER EXTENSION amq UPDATE TO '9.9.9';
 
 \c contrib_regression
 DROP DATABASE amq_upgrade;
+
+-- From 0.2.0, which is released too: its counting and scalable filters and
+-- a cuckoo filter read back unchanged after ALTER EXTENSION amq UPDATE, and
+-- the layouts 0.3.0 adds work beside them.
+CREATE DATABASE amq_upgrade_020;
+\c amq_upgrade_020
+\set VERBOSITY terse
+CREATE EXTENSION amq VERSION '0.2.0';
+SELECT extversion FROM pg_extension WHERE extname = 'amq';
+CREATE TABLE stored (name text PRIMARY KEY, b bloom, c cuckoo);
+INSERT INTO stored
+SELECT 'counting', bloom_delete(bloom_agg(x, 0.01, NULL, 'counting'), 3), NULL::cuckoo
+FROM generate_series(1, 3000) x
+UNION ALL
+SELECT 'scalable', bloom_agg(x, 0.01, 100, 'scalable'), NULL FROM generate_series(1, 3000) x
+UNION ALL
+SELECT 'cuckoo', NULL, cuckoo_agg(x, 0.01, NULL, 'b4') FROM generate_series(1, 3000) x;
+CREATE TABLE stored_bytes AS SELECT name, b::bytea AS b, c::bytea AS c FROM stored;
+ALTER EXTENSION amq UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'amq';
+SELECT s.name, s.b::bytea IS NOT DISTINCT FROM o.b AND s.c::bytea IS NOT DISTINCT FROM o.c
+           AS same_bytes,
+       coalesce(bloom_info(s.b)->>'layout', cuckoo_info(s.c)->>'layout') AS layout,
+       (SELECT count(*) FROM generate_series(1, 3000) x
+        WHERE x <> 3 AND NOT coalesce(bloom_contains(s.b, x), cuckoo_contains(s.c, x)))
+           AS false_negatives
+FROM stored s JOIN stored_bytes o USING (name) ORDER BY s.name;
+SELECT cuckoo_info(cuckoo_add(cuckoo_new(100, 0.01, 'semisorted'), 1))->>'layout' AS new_layout,
+       cuckoo_add(c, 99999) @> 99999 AS old_filter_takes_adds
+FROM stored WHERE name = 'cuckoo';
+\c contrib_regression
+DROP DATABASE amq_upgrade_020;

@@ -30,10 +30,11 @@ static bool start_builder(sqlite3_context *ctx, int argc, sqlite3_value **argv, 
 	amq_kind kind = fn_kind(ctx);
 	double fpr = 0.01;
 	uint64_t capacity = 0;
-	amq_layout layout = amq_default_layout(kind);
 	if ((argc > 1 && !fpr_argument(ctx, argv[1], &fpr)) ||
-	    (given(argc, argv, 2) && !capacity_argument(ctx, argv[2], &capacity)) ||
-	    (given(argc, argv, 3) && !layout_argument(ctx, argv[3], &layout)))
+	    (given(argc, argv, 2) && !capacity_argument(ctx, argv[2], &capacity)))
+		return false;
+	amq_layout layout = amq_default_layout(kind, fpr);
+	if (given(argc, argv, 3) && !layout_argument(ctx, argv[3], &layout))
 		return false;
 	amq_error err;
 	if (amq_builder_init(b, kind, layout, fpr, capacity, AMQ_DEFAULT_SEED,
@@ -103,7 +104,7 @@ void agg_final(sqlite3_context *ctx)
 	/* No rows: the filter of a builder that saw nothing. */
 	amq_builder empty;
 	amq_error err;
-	if (amq_builder_init(&empty, kind, amq_default_layout(kind), 0.01, 0, AMQ_DEFAULT_SEED,
+	if (amq_builder_init(&empty, kind, amq_default_layout(kind, 0.01), 0.01, 0, AMQ_DEFAULT_SEED,
 			     &amq_sqlite_allocator, &err) != AMQ_OK) {
 		report_core_error(ctx, &err);
 		return;

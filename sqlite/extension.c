@@ -43,11 +43,12 @@
  *       UPDATE filters SET f = bloom_delete(f, 42) WHERE name = 'live';
  *
  * Cuckoo filters
- *   cuckoo_agg(value [, fpr [, capacity [, layout]]]) aggregate -> BLOB, each distinct value once,
- *                                          layout 'b4' (the only one so far)
+ *   cuckoo_agg(value [, fpr [, capacity [, layout]]]) aggregate -> BLOB, each distinct value once;
+ *                                          layout 'b2', 'b4', 'b8' or 'semisorted'
+ *                                          (default: the fewest bits per item for the fpr)
  *       SELECT cuckoo_agg(session_id) FROM sessions;
- *   cuckoo_new(capacity [, fpr])           -> BLOB that holds at least capacity items
- *       SELECT cuckoo_new(100000);
+ *   cuckoo_new(capacity [, fpr [, layout]]) -> BLOB that holds at least capacity items
+ *       SELECT cuckoo_new(100000), cuckoo_new(100000, 0.001, 'semisorted');
  *   cuckoo_add(filter, value)              -> BLOB; an error when the filter is full
  *   cuckoo_delete(filter, value)           -> BLOB with one copy removed (if stored)
  *       UPDATE filters SET f = cuckoo_delete(f, 'expired') WHERE name = 'live';
@@ -124,6 +125,7 @@ static const struct function_entry {
     {"cuckoo_agg", AMQ_KIND_CUCKOO, 4, NULL, agg_step, agg_final},
     {"cuckoo_new", AMQ_KIND_CUCKOO, 1, new_func, NULL, NULL},
     {"cuckoo_new", AMQ_KIND_CUCKOO, 2, new_func, NULL, NULL},
+    {"cuckoo_new", AMQ_KIND_CUCKOO, 3, new_func, NULL, NULL},
     {"cuckoo_add", AMQ_KIND_CUCKOO, 2, add_func, NULL, NULL},
     {"cuckoo_delete", AMQ_KIND_CUCKOO, 2, delete_func, NULL, NULL},
     {"cuckoo_contains", AMQ_KIND_CUCKOO, 2, contains_func, NULL, NULL},

@@ -10,8 +10,8 @@
 #include <math.h>
 
 /* bloom_new(capacity, fpr [, layout [, expansion]]), cuckoo_new(capacity
- * [, fpr]): an empty filter; fpr defaults to 0.01, layout to the kind's
- * default; only a scalable filter takes an expansion. */
+ * [, fpr [, layout]]): an empty filter; fpr defaults to 0.01, layout to the
+ * kind's default for the fpr; only a scalable filter takes an expansion. */
 void new_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	for (int i = 0; i < argc; i++)
@@ -19,10 +19,11 @@ void new_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 			return;
 	uint64_t capacity;
 	double fpr = 0.01;
-	amq_layout layout = amq_default_layout(fn_kind(ctx));
 	if (!capacity_argument(ctx, argv[0], &capacity) ||
-	    (argc > 1 && !fpr_argument(ctx, argv[1], &fpr)) ||
-	    (argc > 2 && !layout_argument(ctx, argv[2], &layout)))
+	    (argc > 1 && !fpr_argument(ctx, argv[1], &fpr)))
+		return;
+	amq_layout layout = amq_default_layout(fn_kind(ctx), fpr);
+	if (argc > 2 && !layout_argument(ctx, argv[2], &layout))
 		return;
 	sqlite3_int64 expansion = 0;
 	if (argc > 3) {

@@ -211,7 +211,7 @@ static void set_operations(void)
 	CHECK(amq_bloom_intersect_into(&a, &other, &err) == AMQ_INCOMPATIBLE, "mismatched seed");
 	amq_filter_free(&other, A);
 	amq_filter cuckoo;
-	amq_cuckoo_create(&cuckoo, 100, 0.01, 0, A, &err);
+	amq_cuckoo_create(&cuckoo, AMQ_LAYOUT_CLASSIC, 100, 0.01, 0, A, &err);
 	CHECK(amq_bloom_union_into(&a, &cuckoo, &err) == AMQ_WRONG_KIND, "cuckoo refused");
 	CHECK(strcmp(err.message, "expected a bloom filter, got a cuckoo filter") == 0, "%s",
 	      err.message);

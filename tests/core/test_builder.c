@@ -106,7 +106,7 @@ static amq_filter by_hand_filter(const config *c)
 	if (c->kind == AMQ_KIND_BLOOM)
 		amq_bloom_create(&f, capacity, 0.01, c->layout, 0, A, &err);
 	else
-		amq_cuckoo_create(&f, capacity, 0.01, 0, A, &err);
+		amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, capacity, 0.01, 0, A, &err);
 	bool streaming = c->kind == AMQ_KIND_BLOOM && c->capacity != 0;
 	for (size_t i = 0; i < n; i++) {
 		if (c->kind == AMQ_KIND_BLOOM)

@@ -253,11 +253,11 @@ static void test_format(void)
 		  strcmp(err.message,
 			 "invalid amq filter: format version 1 has no counting bloom layout") == 0,
 	      "version 1: %s", err.message);
-	f.bytes[4] = 3;
+	f.bytes[4] = 4;
 	CHECK(amq_filter_open(&g, f.bytes, f.size, &err) == AMQ_INVALID_FILTER &&
-		  strcmp(err.message, "amq filter format version 3 was written by a newer amq "
-				      "(this build reads versions 1 to 2)") == 0,
-	      "version 3: %s", err.message);
+		  strcmp(err.message, "amq filter format version 4 was written by a newer amq "
+				      "(this build reads versions 1 to 3)") == 0,
+	      "version 4: %s", err.message);
 	amq_filter_free(&f, A);
 	/* Classic, blocked and cuckoo filters are still written as version 1. */
 	amq_bloom_create(&f, 100, 0.01, AMQ_LAYOUT_BLOCKED, 0, A, &err);

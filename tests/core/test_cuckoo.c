@@ -74,7 +74,7 @@ static bool spec_stored(const amq_filter *f, uint64_t h)
 {
 	uint32_t fp = spec_fingerprint(h, f->hashes);
 	uint64_t i1 = spec_reduce(h, f->cells), i2 = spec_alt(i1, fp, f->cells);
-	for (int j = 0; j < AMQ_CUCKOO_SLOTS; j++)
+	for (int j = 0; j < 4; j++)
 		if (spec_slot(f->payload, f->hashes, i1 * 4 + j) == fp ||
 		    spec_slot(f->payload, f->hashes, i2 * 4 + j) == fp)
 			return true;
@@ -147,7 +147,7 @@ static void check_round_trip(amq_filter *f, uint64_t s, uint64_t n)
 
 /* ---- tests ---- */
 
-/* ceil(log2(8 / fpr)) clamped to [4, 32]; 0.0078125 is 8 / 2^10 exactly, so it
+/* ceil(log2(8 / fpr)), unclamped (sizing refuses f past 32); 0.0078125 is 8 / 2^10 exactly, so it
  * must give 10 and anything just below it 11. */
 static void test_fingerprint_bits(void)
 {
@@ -157,10 +157,10 @@ static void test_fingerprint_bits(void)
 	} cases[] = {
 	    {0.9, 4},	{0.5, 4},    {0.25, 5},	      {0.125, 6},      {0.1, 7},
 	    {0.05, 8},	{0.01, 10},  {0.001, 13},     {1e-4, 17},      {1e-6, 23},
-	    {1e-9, 32}, {1e-15, 32}, {0.0078125, 10}, {0.0078124, 11},
+	    {1e-9, 33}, {1e-15, 53}, {0.0078125, 10}, {0.0078124, 11},
 	};
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-		uint32_t bits = amq_cuckoo_fingerprint_bits(cases[c].fpr);
+		uint32_t bits = amq_cuckoo_fingerprint_bits(AMQ_LAYOUT_CLASSIC, cases[c].fpr);
 		CHECK(bits == cases[c].bits, "fingerprint bits for fpr %g: %u, want %u",
 		      cases[c].fpr, bits, cases[c].bits);
 	}
@@ -179,7 +179,7 @@ static void test_sizing(void)
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		amq_filter f;
 		amq_error err;
-		amq_status st = amq_cuckoo_create(&f, cases[c].capacity, 0.01, 7, A, &err);
+		amq_status st = amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, cases[c].capacity, 0.01, 7, A, &err);
 		CHECK(st == AMQ_OK, "create(%llu): %s", (unsigned long long)cases[c].capacity,
 		      err.message);
 		if (st != AMQ_OK)
@@ -199,19 +199,19 @@ static void test_sizing(void)
 
 	amq_filter f;
 	amq_error err;
-	CHECK(amq_cuckoo_create(&f, 100, 0.0, 0, A, &err) == AMQ_INVALID_ARGUMENT, "fpr 0");
-	CHECK(amq_cuckoo_create(&f, 100, 1.0, 0, A, &err) == AMQ_INVALID_ARGUMENT, "fpr 1");
-	CHECK(amq_cuckoo_create(&f, 100, NAN, 0, A, &err) == AMQ_INVALID_ARGUMENT, "fpr NaN");
-	CHECK(amq_cuckoo_create(&f, 0, 0.01, 0, A, &err) == AMQ_INVALID_ARGUMENT &&
+	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 100, 0.0, 0, A, &err) == AMQ_INVALID_ARGUMENT, "fpr 0");
+	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 100, 1.0, 0, A, &err) == AMQ_INVALID_ARGUMENT, "fpr 1");
+	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 100, NAN, 0, A, &err) == AMQ_INVALID_ARGUMENT, "fpr NaN");
+	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 0, 0.01, 0, A, &err) == AMQ_INVALID_ARGUMENT &&
 		  strcmp(err.message, "capacity must be at least 1, got 0") == 0,
 	      "capacity 0: %s", err.message);
-	CHECK(amq_cuckoo_create(&f, 1000000000000ULL, 0.01, 0, A, &err) == AMQ_TOO_LARGE,
+	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 1000000000000ULL, 0.01, 0, A, &err) == AMQ_TOO_LARGE,
 	      "capacity 1e12 must be too large");
-	CHECK(amq_cuckoo_create(&f, UINT64_MAX, 0.01, 0, A, &err) == AMQ_TOO_LARGE,
+	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, UINT64_MAX, 0.01, 0, A, &err) == AMQ_TOO_LARGE,
 	      "capacity 2^64-1 must be too large");
-	CHECK(amq_cuckoo_create_exact(&f, 0, 8, 0, A, &err) == AMQ_INVALID_ARGUMENT, "0 buckets");
-	CHECK(amq_cuckoo_create_exact(&f, 10, 3, 0, A, &err) == AMQ_INVALID_ARGUMENT, "3 bits");
-	CHECK(amq_cuckoo_create_exact(&f, 10, 33, 0, A, &err) == AMQ_INVALID_ARGUMENT, "33 bits");
+	CHECK(amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, 0, 8, 0, A, &err) == AMQ_INVALID_ARGUMENT, "0 buckets");
+	CHECK(amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, 10, 3, 0, A, &err) == AMQ_INVALID_ARGUMENT, "3 bits");
+	CHECK(amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, 10, 33, 0, A, &err) == AMQ_INVALID_ARGUMENT, "33 bits");
 }
 
 /* The payload is exactly what the documented layout gives while no add needs
@@ -220,7 +220,7 @@ static void test_layout(uint64_t buckets, uint32_t bits)
 {
 	amq_filter f;
 	amq_error err;
-	if (amq_cuckoo_create_exact(&f, buckets, bits, 0, A, &err) != AMQ_OK) {
+	if (amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, buckets, bits, 0, A, &err) != AMQ_OK) {
 		CHECK(0, "create_exact(%llu, %u): %s", (unsigned long long)buckets, bits,
 		      err.message);
 		return;
@@ -258,12 +258,12 @@ static void test_fpr(double p)
 {
 	amq_filter f;
 	amq_error err;
-	if (amq_cuckoo_create(&f, MILLION, p, 0, A, &err) != AMQ_OK) {
+	if (amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, MILLION, p, 0, A, &err) != AMQ_OK) {
 		CHECK(0, "create: %s", err.message);
 		return;
 	}
 	/* The spare buckets put capacity at 94.8%: fill on to exactly 95%. */
-	uint64_t target = f.cells * AMQ_CUCKOO_SLOTS * 95 / 100;
+	uint64_t target = f.cells * 4 * 95 / 100;
 	uint64_t added = fill(&f, 1, target);
 	CHECK(added == target, "p %g: only %llu of %llu adds succeeded", p,
 	      (unsigned long long)added, (unsigned long long)target);
@@ -289,11 +289,11 @@ static void test_fill_load(double p, uint64_t capacity, int seeds)
 	for (int s = 0; s < seeds; s++) {
 		amq_filter f;
 		amq_error err;
-		if (amq_cuckoo_create(&f, capacity, p, 0, A, &err) != AMQ_OK) {
+		if (amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, capacity, p, 0, A, &err) != AMQ_OK) {
 			CHECK(0, "create: %s", err.message);
 			return;
 		}
-		uint64_t added = fill(&f, 100 + (uint64_t)s, f.cells * AMQ_CUCKOO_SLOTS);
+		uint64_t added = fill(&f, 100 + (uint64_t)s, f.cells * 4);
 		double load = amq_cuckoo_load(&f);
 		lowest = load < lowest ? load : lowest;
 		CHECK(added >= capacity && load >= 0.95, "p %g seed %d: first failure at load %.4f",
@@ -318,7 +318,7 @@ static void test_failed_add(uint64_t capacity, int attempts)
 	const uint64_t extra = 1000000;
 	amq_filter f;
 	amq_error err;
-	if (amq_cuckoo_create(&f, capacity, 0.01, 0, A, &err) != AMQ_OK) {
+	if (amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, capacity, 0.01, 0, A, &err) != AMQ_OK) {
 		CHECK(0, "create: %s", err.message);
 		return;
 	}
@@ -374,7 +374,7 @@ static void test_copies(void)
 {
 	amq_filter f;
 	amq_error err;
-	if (amq_cuckoo_create(&f, 1000, 0.01, 0, A, &err) != AMQ_OK) {
+	if (amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 1000, 0.01, 0, A, &err) != AMQ_OK) {
 		CHECK(0, "create: %s", err.message);
 		return;
 	}
@@ -417,7 +417,7 @@ static void test_copies(void)
 	amq_filter_free(&f, A);
 
 	/* One bucket: i1 == i2, so 4 copies fit and count sees each once. */
-	if (amq_cuckoo_create_exact(&f, 1, 12, 0, A, &err) != AMQ_OK) {
+	if (amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, 1, 12, 0, A, &err) != AMQ_OK) {
 		CHECK(0, "create_exact: %s", err.message);
 		return;
 	}
@@ -440,7 +440,7 @@ static void test_delete(void)
 	const uint64_t n = 100000 / SCALE;
 	amq_filter f;
 	amq_error err;
-	if (amq_cuckoo_create(&f, n, 0.001, 0, A, &err) != AMQ_OK) {
+	if (amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, n, 0.001, 0, A, &err) != AMQ_OK) {
 		CHECK(0, "create: %s", err.message);
 		return;
 	}
@@ -489,7 +489,7 @@ static void test_extreme_bits(uint32_t bits)
 	const uint64_t n = 200000 / SCALE;
 	amq_filter f;
 	amq_error err;
-	if (amq_cuckoo_create_exact(&f, (n * 5 + 18) / 19, bits, 0, A, &err) != AMQ_OK) {
+	if (amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, (n * 5 + 18) / 19, bits, 0, A, &err) != AMQ_OK) {
 		CHECK(0, "create_exact: %s", err.message);
 		return;
 	}
@@ -526,7 +526,7 @@ static void test_bits_per_item(double p)
 {
 	amq_filter f;
 	amq_error err;
-	if (amq_cuckoo_create(&f, 1000000, p, 0, A, &err) != AMQ_OK) {
+	if (amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 1000000, p, 0, A, &err) != AMQ_OK) {
 		CHECK(0, "create: %s", err.message);
 		return;
 	}
@@ -550,7 +550,7 @@ static void test_load_and_expected_fpr(void)
 {
 	amq_filter f;
 	amq_error err;
-	if (amq_cuckoo_create_exact(&f, 250, 9, 0, A, &err) != AMQ_OK) {
+	if (amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, 250, 9, 0, A, &err) != AMQ_OK) {
 		CHECK(0, "create_exact: %s", err.message);
 		return;
 	}
@@ -562,7 +562,7 @@ static void test_load_and_expected_fpr(void)
 	      "expected fpr %.15g, want %.15g", amq_cuckoo_expected_fpr(&f), want);
 	amq_filter_free(&f, A);
 
-	CHECK(amq_cuckoo_create_exact(&f, 1000, 32, 0, A, &err) == AMQ_OK, "32-bit filter");
+	CHECK(amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, 1000, 32, 0, A, &err) == AMQ_OK, "32-bit filter");
 	CHECK(fill(&f, 12, 3000) == 3000, "fill a 32-bit filter to 75%%");
 	want = 6.0 / 4294967295.0;
 	CHECK(fabs(amq_cuckoo_expected_fpr(&f) - want) <= 1e-6 * want, "32 bits: %g, want %g",
@@ -576,8 +576,8 @@ static void test_deterministic(void)
 {
 	amq_filter f, g;
 	amq_error err;
-	if (amq_cuckoo_create(&f, 5000, 0.01, 0, A, &err) != AMQ_OK ||
-	    amq_cuckoo_create(&g, 5000, 0.01, 0, A, &err) != AMQ_OK) {
+	if (amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 5000, 0.01, 0, A, &err) != AMQ_OK ||
+	    amq_cuckoo_create(&g, AMQ_LAYOUT_CLASSIC, 5000, 0.01, 0, A, &err) != AMQ_OK) {
 		CHECK(0, "create: %s", err.message);
 		return;
 	}

@@ -22,7 +22,7 @@ static void make_filters(amq_filter out[3])
 	amq_error err;
 	amq_bloom_create(&out[0], 300, 0.01, AMQ_LAYOUT_CLASSIC, 0, A, &err);
 	amq_bloom_create(&out[1], 300, 0.01, AMQ_LAYOUT_BLOCKED, 0, A, &err);
-	amq_cuckoo_create(&out[2], 300, 0.01, 0, A, &err);
+	amq_cuckoo_create(&out[2], AMQ_LAYOUT_CLASSIC, 300, 0.01, 0, A, &err);
 	for (int64_t i = 0; i < 200; i++) {
 		amq_bloom_add(&out[0], amq_hash_int(i, 0));
 		amq_bloom_add(&out[1], amq_hash_int(i, 0));
@@ -168,10 +168,10 @@ static void messages(const amq_filter *bloom)
 	b[0] = 'X';
 	expect_message(b, bloom->size, AMQ_INVALID_FILTER, "invalid amq filter: bad magic bytes");
 	memcpy(b, bloom->bytes, bloom->size);
-	b[4] = 3;
+	b[4] = 4;
 	expect_message(b, bloom->size, AMQ_INVALID_FILTER,
-		       "amq filter format version 3 was written by a newer amq (this build reads "
-		       "versions 1 to 2)");
+		       "amq filter format version 4 was written by a newer amq (this build reads "
+		       "versions 1 to 3)");
 	memcpy(b, bloom->bytes, bloom->size);
 	b[4] = 0;
 	expect_message(b, bloom->size, AMQ_INVALID_FILTER,

@@ -33,16 +33,52 @@ static void accepted_layouts(void)
 	layout = (amq_layout)99;
 	CHECK(parse(AMQ_KIND_CUCKOO, "b4", &layout, &err) == AMQ_OK && layout == AMQ_LAYOUT_CLASSIC,
 	      "cuckoo 'b4' is the b = 4 table");
+	CHECK(parse(AMQ_KIND_CUCKOO, "b2", &layout, &err) == AMQ_OK &&
+		  layout == AMQ_LAYOUT_CUCKOO_B2,
+	      "cuckoo 'b2'");
+	CHECK(parse(AMQ_KIND_CUCKOO, "b8", &layout, &err) == AMQ_OK &&
+		  layout == AMQ_LAYOUT_CUCKOO_B8,
+	      "cuckoo 'b8'");
+	CHECK(parse(AMQ_KIND_CUCKOO, "semisorted", &layout, &err) == AMQ_OK &&
+		  layout == AMQ_LAYOUT_SEMISORTED,
+	      "cuckoo 'semisorted'");
+	CHECK(parse(AMQ_KIND_BLOOM, "b2", &layout, &err) == AMQ_INVALID_ARGUMENT &&
+		  parse(AMQ_KIND_BLOOM, "semisorted", &layout, &err) == AMQ_INVALID_ARGUMENT,
+	      "cuckoo layouts are no bloom layouts");
 	/* The length is the caller's: a longer buffer is cut where it says. */
 	CHECK(amq_parse_layout(AMQ_KIND_BLOOM, "classicXYZ", 7, &layout, &err) == AMQ_OK &&
 		  layout == AMQ_LAYOUT_CLASSIC,
 	      "only len bytes are read");
 }
 
+/* The cuckoo default is the bucket size with the fewest bits per item,
+ * f / load with f = ceil(log2(2b / p)) and loads 0.84, 0.95, 0.98: b2 for
+ * p >= 1/32 (there f2 = f4 - 1, and 6/0.84 < 7/0.95), b4 below (b8's f is
+ * always f4 + 1, which 0.98 against 0.95 never pays for at f <= 32), b4 where
+ * b2's fingerprint would be under 4 bits, and b4 (whose sizing then refuses
+ * the fpr) where none fits. This is the table of docs/CUCKOO.md. */
 static void defaults(void)
 {
-	CHECK(amq_default_layout(AMQ_KIND_BLOOM) == AMQ_LAYOUT_BLOCKED, "bloom default: blocked");
-	CHECK(amq_default_layout(AMQ_KIND_CUCKOO) == AMQ_LAYOUT_CLASSIC, "cuckoo default: b4");
+	CHECK(amq_default_layout(AMQ_KIND_BLOOM, 0.01) == AMQ_LAYOUT_BLOCKED,
+	      "bloom default: blocked");
+	static const struct {
+		double fpr;
+		amq_layout layout;
+	} cases[] = {
+	    {0.9, AMQ_LAYOUT_CLASSIC},	    {0.5, AMQ_LAYOUT_CLASSIC},
+	    {0.49, AMQ_LAYOUT_CUCKOO_B2},   {0.25, AMQ_LAYOUT_CUCKOO_B2},
+	    {0.1, AMQ_LAYOUT_CUCKOO_B2},    {0.05, AMQ_LAYOUT_CUCKOO_B2},
+	    {0.03125, AMQ_LAYOUT_CUCKOO_B2}, {0.031, AMQ_LAYOUT_CLASSIC},
+	    {0.02, AMQ_LAYOUT_CLASSIC},	    {0.01, AMQ_LAYOUT_CLASSIC},
+	    {0.001, AMQ_LAYOUT_CLASSIC},    {1e-6, AMQ_LAYOUT_CLASSIC},
+	    {2e-9, AMQ_LAYOUT_CLASSIC},	    {1e-9, AMQ_LAYOUT_CUCKOO_B2},
+	    {1e-12, AMQ_LAYOUT_CLASSIC},
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+		CHECK(amq_default_layout(AMQ_KIND_CUCKOO, cases[c].fpr) == cases[c].layout,
+		      "cuckoo default at fpr %g: layout %d, want %d", cases[c].fpr,
+		      (int)amq_default_layout(AMQ_KIND_CUCKOO, cases[c].fpr),
+		      (int)cases[c].layout);
 }
 
 /* name refused as a layout of kind with exactly this message and hint. */
@@ -62,7 +98,8 @@ static void refused(amq_kind kind, const char *name, size_t len, const char *mes
 static void refused_layouts(void)
 {
 	const char *bloom_hint = "use 'blocked' (the default), 'classic', 'counting' or 'scalable'";
-	const char *cuckoo_hint = "use 'b4' (buckets of 4 fingerprints, the default)";
+	const char *cuckoo_hint = "use 'b2', 'b4' or 'b8' (fingerprints per bucket), or "
+				  "'semisorted' (b4 with one bit less per item)";
 	static const char *const bloom_bad[] = {"Blocked", "CLASSIC",  "",	  "blocked ",
 						"b4",	   "Counting", "Scalable"};
 	char message[128];
@@ -70,8 +107,8 @@ static void refused_layouts(void)
 		snprintf(message, sizeof(message), "unknown bloom layout '%s'", bloom_bad[i]);
 		refused(AMQ_KIND_BLOOM, bloom_bad[i], strlen(bloom_bad[i]), message, bloom_hint);
 	}
-	static const char *const cuckoo_bad[] = {"classic", "blocked", "counting", "scalable",
-						 "B4",	    "b2",      "b8",	   ""};
+	static const char *const cuckoo_bad[] = {"classic", "blocked", "counting", "scalable", "B4",
+						 "b16",	    "b1",      "semi",	   "Semisorted", ""};
 	for (size_t i = 0; i < sizeof(cuckoo_bad) / sizeof(cuckoo_bad[0]); i++) {
 		snprintf(message, sizeof(message), "unknown cuckoo layout '%s'", cuckoo_bad[i]);
 		refused(AMQ_KIND_CUCKOO, cuckoo_bad[i], strlen(cuckoo_bad[i]), message,
