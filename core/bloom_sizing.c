@@ -82,7 +82,7 @@ amq_status amq_bloom_size(uint64_t capacity, double fpr, amq_layout layout, uint
 	*hashes = k < 1 ? 1 : k > AMQ_BLOOM_MAX_HASHES ? AMQ_BLOOM_MAX_HASHES : (uint32_t)k;
 	switch (layout) {
 	case AMQ_LAYOUT_CLASSIC:
-	case AMQ_LAYOUT_COUNTING: /* the classic m and k, a counter per bit */
+	case AMQ_LAYOUT_COUNTING:  /* the classic m and k, a counter per bit */
 	case AMQ_LAYOUT_CUCKOO_B2: /* the cuckoo layouts are never a Bloom filter's */
 	case AMQ_LAYOUT_CUCKOO_B8:
 	case AMQ_LAYOUT_SEMISORTED:

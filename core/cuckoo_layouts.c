@@ -92,12 +92,14 @@ static amq_status fingerprint_for(amq_layout layout, double fpr, uint32_t *bits,
 	const char *name = layout_name(layout);
 	char hint[160];
 	if (*bits > AMQ_CUCKOO_MAX_FINGERPRINT)
-		snprintf(hint, sizeof(hint), "use an fpr of at least %.3g with layout '%s', or a bloom filter",
+		snprintf(hint, sizeof(hint),
+			 "use an fpr of at least %.3g with layout '%s', or a bloom filter",
 			 round_up_3(ldexp(2.0 * layout_slots(layout), -AMQ_CUCKOO_MAX_FINGERPRINT)),
 			 name);
 	else
 		snprintf(hint, sizeof(hint), "use an fpr below %g with layout '%s', or layout 'b4'",
-			 ldexp(2.0 * layout_slots(layout), -(AMQ_CUCKOO_MIN_FINGERPRINT - 1)), name);
+			 ldexp(2.0 * layout_slots(layout), -(AMQ_CUCKOO_MIN_FINGERPRINT - 1)),
+			 name);
 	return amq_fail(err, AMQ_INVALID_ARGUMENT, hint,
 			"fpr %g does not fit a %s cuckoo filter: it needs %u-bit fingerprints, and "
 			"fingerprints have %d to %d bits",
@@ -305,24 +307,24 @@ static int info(const amq_filter *f, char *out, size_t cap)
 
 /* ---- one row per layout; the functions above read the layout from f ---- */
 
-#define CUCKOO_LAYOUT_FUNCTIONS(name, LAYOUT)                                                 \
-	static double name##_cell_bits(uint32_t hashes)                                       \
-	{                                                                                     \
-		return (double)bucket_bits(LAYOUT, hashes);                                   \
-	}                                                                                     \
-	static uint64_t name##_payload_size(uint32_t hashes, uint64_t cells)                  \
-	{                                                                                     \
-		return payload_size(LAYOUT, hashes, cells);                                   \
-	}                                                                                     \
-	static amq_status name##_size(uint64_t capacity, double fpr, uint32_t *hashes,        \
-				      uint64_t *cells, amq_error *err)                        \
-	{                                                                                     \
-		return amq_cuckoo_size(LAYOUT, capacity, fpr, cells, hashes, err);            \
-	}                                                                                     \
-	static amq_probe name##_probe_for(const amq_filter *f)                                \
-	{                                                                                     \
-		(void)f;                                                                      \
-		return amq_cuckoo_##name##_contains;                                          \
+#define CUCKOO_LAYOUT_FUNCTIONS(name, LAYOUT)                                                      \
+	static double name##_cell_bits(uint32_t hashes)                                            \
+	{                                                                                          \
+		return (double)bucket_bits(LAYOUT, hashes);                                        \
+	}                                                                                          \
+	static uint64_t name##_payload_size(uint32_t hashes, uint64_t cells)                       \
+	{                                                                                          \
+		return payload_size(LAYOUT, hashes, cells);                                        \
+	}                                                                                          \
+	static amq_status name##_size(uint64_t capacity, double fpr, uint32_t *hashes,             \
+				      uint64_t *cells, amq_error *err)                             \
+	{                                                                                          \
+		return amq_cuckoo_size(LAYOUT, capacity, fpr, cells, hashes, err);                 \
+	}                                                                                          \
+	static amq_probe name##_probe_for(const amq_filter *f)                                     \
+	{                                                                                          \
+		(void)f;                                                                           \
+		return amq_cuckoo_##name##_contains;                                               \
 	}
 
 CUCKOO_LAYOUT_FUNCTIONS(b2, AMQ_LAYOUT_CUCKOO_B2)
@@ -333,17 +335,17 @@ CUCKOO_LAYOUT_FUNCTIONS(semisorted, AMQ_LAYOUT_SEMISORTED)
 /* A row: b4 is written with format version 1, byte for byte as amq 0.1.0
  * wrote it; the layouts 0.3.0 adds with version 3, so 0.1.0 and 0.2.0
  * readers refuse them as "written by a newer amq". */
-#define CUCKOO_ROW(name, LAYOUT, VERSION, SLOTS)                                              \
-	{                                                                                     \
-		.kind = AMQ_KIND_CUCKOO, .layout = LAYOUT, .kind_name = "cuckoo",             \
-		.layout_name = #name, .format_version = VERSION, .slots = SLOTS,              \
-		.cell_name = "buckets", .order_free = false, .cell_bits = name##_cell_bits,   \
-		.payload_size = name##_payload_size, .check_header = check_header,            \
-		.verify = verify, .size = name##_size, .add = amq_cuckoo_add,                 \
-		.contains = amq_cuckoo_##name##_contains, .probe_for = name##_probe_for,      \
-		.remove = amq_cuckoo_delete, .frequency = frequency,                          \
-		.expected_fpr = amq_cuckoo_expected_fpr, .estimate_items = estimate_items,    \
-		.info = info,                                                                 \
+#define CUCKOO_ROW(name, LAYOUT, VERSION, SLOTS)                                                   \
+	{                                                                                          \
+		.kind = AMQ_KIND_CUCKOO, .layout = LAYOUT, .kind_name = "cuckoo",                  \
+		.layout_name = #name, .format_version = VERSION, .slots = SLOTS,                   \
+		.cell_name = "buckets", .order_free = false, .cell_bits = name##_cell_bits,        \
+		.payload_size = name##_payload_size, .check_header = check_header,                 \
+		.verify = verify, .size = name##_size, .add = amq_cuckoo_add,                      \
+		.contains = amq_cuckoo_##name##_contains, .probe_for = name##_probe_for,           \
+		.remove = amq_cuckoo_delete, .frequency = frequency,                               \
+		.expected_fpr = amq_cuckoo_expected_fpr, .estimate_items = estimate_items,         \
+		.info = info,                                                                      \
 	}
 
 const amq_variant amq_variant_cuckoo_b2 = CUCKOO_ROW(b2, AMQ_LAYOUT_CUCKOO_B2, 3, 2);

@@ -46,8 +46,8 @@ void amq_semisorted_load(const cuckoo_table *t, uint64_t i, uint32_t fps[4])
 {
 	uint64_t bit = bucket_start(t, i);
 	uint32_t rest = t->bits - 4;
-	uint32_t prefixes = amq_semisort_prefixes[amq_field_get(t->payload, bit,
-								 AMQ_SEMISORT_CODE_BITS)];
+	uint32_t prefixes =
+	    amq_semisort_prefixes[amq_field_get(t->payload, bit, AMQ_SEMISORT_CODE_BITS)];
 	bit += AMQ_SEMISORT_CODE_BITS;
 	for (uint32_t j = 0; j < 4; j++, bit += rest)
 		fps[j] = ((prefixes >> (4 * j)) & 15) << rest |
@@ -83,8 +83,8 @@ bool amq_semisorted_has(const cuckoo_table *t, uint64_t i, uint32_t fp)
 {
 	uint64_t bit = bucket_start(t, i);
 	uint32_t rest = t->bits - 4;
-	uint32_t prefixes = amq_semisort_prefixes[amq_field_get(t->payload, bit,
-								 AMQ_SEMISORT_CODE_BITS)];
+	uint32_t prefixes =
+	    amq_semisort_prefixes[amq_field_get(t->payload, bit, AMQ_SEMISORT_CODE_BITS)];
 	uint32_t want = fp >> rest, low = fp & (uint32_t)(((uint64_t)1 << rest) - 1);
 	bit += AMQ_SEMISORT_CODE_BITS;
 	bool found = false;

@@ -12,8 +12,8 @@
 typedef struct cuckoo_table {
 	uint8_t *payload;
 	uint64_t buckets;
-	uint32_t bits;	 /* fingerprint bits f */
-	uint32_t slots;	 /* fingerprints per bucket b: 2, 4 or 8 */
+	uint32_t bits;	/* fingerprint bits f */
+	uint32_t slots; /* fingerprints per bucket b: 2, 4 or 8 */
 	uint32_t log2_slots;
 	bool semisorted; /* b = 4, stored as 12 prefix bits and 4 (f - 4)-bit rests */
 } cuckoo_table;

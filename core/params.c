@@ -84,10 +84,11 @@ amq_status amq_parse_layout(amq_kind kind, const char *name, size_t len, amq_lay
 			*out = AMQ_LAYOUT_SEMISORTED;
 			return AMQ_OK;
 		}
-		return amq_fail(err, AMQ_INVALID_ARGUMENT,
-				"use 'b2', 'b4' or 'b8' (fingerprints per bucket), or 'semisorted' (b4 "
-				"with one bit less per item)",
-				"unknown cuckoo layout '%.*s'", shown, name);
+		return amq_fail(
+		    err, AMQ_INVALID_ARGUMENT,
+		    "use 'b2', 'b4' or 'b8' (fingerprints per bucket), or 'semisorted' (b4 "
+		    "with one bit less per item)",
+		    "unknown cuckoo layout '%.*s'", shown, name);
 	}
 	return amq_fail(err, AMQ_INVALID_ARGUMENT, "", "unknown filter kind %d", (int)kind);
 }

@@ -189,8 +189,8 @@ static Datum agg_final(FunctionCallInfo fcinfo, const amq_pg_call *call)
 	if (PG_ARGISNULL(0)) {
 		amq_allocator a = amq_pg_allocator(CurrentMemoryContext);
 
-		amq_pg_check(amq_builder_init(&empty, kind, amq_default_layout(kind, DEFAULT_FPR), DEFAULT_FPR,
-					      0, AMQ_DEFAULT_SEED, &a, &err),
+		amq_pg_check(amq_builder_init(&empty, kind, amq_default_layout(kind, DEFAULT_FPR),
+					      DEFAULT_FPR, 0, AMQ_DEFAULT_SEED, &a, &err),
 			     &err);
 		b = &empty;
 	} else {

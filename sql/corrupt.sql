@@ -12,12 +12,16 @@ SELECT 'bloom' AS kind, bloom_agg(x)::bytea AS bytes FROM generate_series(1, 40)
 UNION ALL SELECT 'blocked', bloom_add(bloom_new(100, 0.01, 'blocked'), 5)::bytea
 UNION ALL SELECT 'counting', bloom_agg(x % 7, 0.1, 20, 'counting')::bytea FROM generate_series(1, 40) x
 UNION ALL SELECT 'scalable', bloom_agg(x, 0.1, 8, 'scalable')::bytea FROM generate_series(1, 40) x
-UNION ALL SELECT 'cuckoo', cuckoo_agg(x)::bytea FROM generate_series(1, 40) x;
+UNION ALL SELECT 'cuckoo', cuckoo_agg(x)::bytea FROM generate_series(1, 40) x
+UNION ALL SELECT 'cuckoo b2', cuckoo_agg(x, 0.1, NULL, 'b2')::bytea FROM generate_series(1, 40) x
+UNION ALL SELECT 'cuckoo b8', cuckoo_agg(x, 0.01, NULL, 'b8')::bytea FROM generate_series(1, 40) x
+UNION ALL SELECT 'cuckoo semisorted', cuckoo_agg(x, 0.01, NULL, 'semisorted')::bytea
+          FROM generate_series(1, 40) x;
 
 -- Parses bytes as the named type; 'ok' or the SQLSTATE of the refusal.
 CREATE FUNCTION pg_temp.parse(kind text, bytes bytea) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
-	IF kind = 'cuckoo' THEN
+	IF kind LIKE 'cuckoo%' THEN
 		PERFORM bytes::cuckoo;
 	ELSE
 		PERFORM bytes::bloom;
@@ -105,6 +109,17 @@ SELECT bloom_frequency(counting, 1) FROM damaged_new;
 SELECT bloom_contains(scalable, 1) FROM damaged_new;
 SELECT bloom_add(scalable, 1000) FROM damaged_new;
 SELECT bloom_info(scalable) FROM damaged_new;
+-- The cuckoo layouts 0.3.0 adds, damaged behind the input checks: every
+-- cuckoo function refuses each of them.
+CREATE TEMP TABLE damaged_cuckoo AS
+SELECT kind, pg_temp.unchecked_cuckoo(set_byte(bytes, 70, get_byte(bytes, 70) # 1)) AS c
+FROM good WHERE kind IN ('cuckoo b2', 'cuckoo b8', 'cuckoo semisorted');
+SELECT cuckoo_contains(c, 1) FROM damaged_cuckoo WHERE kind = 'cuckoo b2';
+SELECT cuckoo_count(c, 1) FROM damaged_cuckoo WHERE kind = 'cuckoo b8';
+SELECT cuckoo_add(c, 1) FROM damaged_cuckoo WHERE kind = 'cuckoo semisorted';
+SELECT cuckoo_delete(c, 1) FROM damaged_cuckoo WHERE kind = 'cuckoo semisorted';
+SELECT cuckoo_info(c) FROM damaged_cuckoo WHERE kind = 'cuckoo b8';
+SELECT c @> 1 FROM damaged_cuckoo WHERE kind = 'cuckoo semisorted';
 -- The bulk aggregates and cuckoo_add_unique verify the first row's filter;
 -- a later row whose header is not the first row's is another filter.
 SELECT bloom_add_agg(b, 1) FROM damaged;

@@ -104,8 +104,8 @@ void agg_final(sqlite3_context *ctx)
 	/* No rows: the filter of a builder that saw nothing. */
 	amq_builder empty;
 	amq_error err;
-	if (amq_builder_init(&empty, kind, amq_default_layout(kind, 0.01), 0.01, 0, AMQ_DEFAULT_SEED,
-			     &amq_sqlite_allocator, &err) != AMQ_OK) {
+	if (amq_builder_init(&empty, kind, amq_default_layout(kind, 0.01), 0.01, 0,
+			     AMQ_DEFAULT_SEED, &amq_sqlite_allocator, &err) != AMQ_OK) {
 		report_core_error(ctx, &err);
 		return;
 	}

@@ -179,7 +179,8 @@ static void test_sizing(void)
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		amq_filter f;
 		amq_error err;
-		amq_status st = amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, cases[c].capacity, 0.01, 7, A, &err);
+		amq_status st =
+		    amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, cases[c].capacity, 0.01, 7, A, &err);
 		CHECK(st == AMQ_OK, "create(%llu): %s", (unsigned long long)cases[c].capacity,
 		      err.message);
 		if (st != AMQ_OK)
@@ -199,19 +200,34 @@ static void test_sizing(void)
 
 	amq_filter f;
 	amq_error err;
-	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 100, 0.0, 0, A, &err) == AMQ_INVALID_ARGUMENT, "fpr 0");
-	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 100, 1.0, 0, A, &err) == AMQ_INVALID_ARGUMENT, "fpr 1");
-	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 100, NAN, 0, A, &err) == AMQ_INVALID_ARGUMENT, "fpr NaN");
-	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 0, 0.01, 0, A, &err) == AMQ_INVALID_ARGUMENT &&
+	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 100, 0.0, 0, A, &err) ==
+		  AMQ_INVALID_ARGUMENT,
+	      "fpr 0");
+	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 100, 1.0, 0, A, &err) ==
+		  AMQ_INVALID_ARGUMENT,
+	      "fpr 1");
+	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 100, NAN, 0, A, &err) ==
+		  AMQ_INVALID_ARGUMENT,
+	      "fpr NaN");
+	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 0, 0.01, 0, A, &err) ==
+		      AMQ_INVALID_ARGUMENT &&
 		  strcmp(err.message, "capacity must be at least 1, got 0") == 0,
 	      "capacity 0: %s", err.message);
-	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 1000000000000ULL, 0.01, 0, A, &err) == AMQ_TOO_LARGE,
+	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 1000000000000ULL, 0.01, 0, A, &err) ==
+		  AMQ_TOO_LARGE,
 	      "capacity 1e12 must be too large");
-	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, UINT64_MAX, 0.01, 0, A, &err) == AMQ_TOO_LARGE,
+	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, UINT64_MAX, 0.01, 0, A, &err) ==
+		  AMQ_TOO_LARGE,
 	      "capacity 2^64-1 must be too large");
-	CHECK(amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, 0, 8, 0, A, &err) == AMQ_INVALID_ARGUMENT, "0 buckets");
-	CHECK(amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, 10, 3, 0, A, &err) == AMQ_INVALID_ARGUMENT, "3 bits");
-	CHECK(amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, 10, 33, 0, A, &err) == AMQ_INVALID_ARGUMENT, "33 bits");
+	CHECK(amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, 0, 8, 0, A, &err) ==
+		  AMQ_INVALID_ARGUMENT,
+	      "0 buckets");
+	CHECK(amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, 10, 3, 0, A, &err) ==
+		  AMQ_INVALID_ARGUMENT,
+	      "3 bits");
+	CHECK(amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, 10, 33, 0, A, &err) ==
+		  AMQ_INVALID_ARGUMENT,
+	      "33 bits");
 }
 
 /* The payload is exactly what the documented layout gives while no add needs
@@ -489,7 +505,8 @@ static void test_extreme_bits(uint32_t bits)
 	const uint64_t n = 200000 / SCALE;
 	amq_filter f;
 	amq_error err;
-	if (amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, (n * 5 + 18) / 19, bits, 0, A, &err) != AMQ_OK) {
+	if (amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, (n * 5 + 18) / 19, bits, 0, A, &err) !=
+	    AMQ_OK) {
 		CHECK(0, "create_exact: %s", err.message);
 		return;
 	}
@@ -562,7 +579,8 @@ static void test_load_and_expected_fpr(void)
 	      "expected fpr %.15g, want %.15g", amq_cuckoo_expected_fpr(&f), want);
 	amq_filter_free(&f, A);
 
-	CHECK(amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, 1000, 32, 0, A, &err) == AMQ_OK, "32-bit filter");
+	CHECK(amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, 1000, 32, 0, A, &err) == AMQ_OK,
+	      "32-bit filter");
 	CHECK(fill(&f, 12, 3000) == 3000, "fill a 32-bit filter to 75%%");
 	want = 6.0 / 4294967295.0;
 	CHECK(fabs(amq_cuckoo_expected_fpr(&f) - want) <= 1e-6 * want, "32 bits: %g, want %g",

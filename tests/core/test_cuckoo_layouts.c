@@ -231,14 +231,16 @@ static void sizing(void)
 		  strcmp(err.message, "fpr 1e-09 does not fit a b8 cuckoo filter: it needs 34-bit "
 				      "fingerprints, and fingerprints have 4 to 32 bits") == 0 &&
 		  strcmp(err.hint,
-			 "use an fpr of at least 3.73e-09 with layout 'b8', or a bloom filter") == 0,
+			 "use an fpr of at least 3.73e-09 with layout 'b8', or a bloom filter") ==
+		      0,
 	      "b8 at 1e-9: '%s' / '%s'", err.message, err.hint);
 	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 100, 1e-12, 0, A, &err) ==
 		      AMQ_INVALID_ARGUMENT &&
 		  strcmp(err.message, "fpr 1e-12 does not fit a b4 cuckoo filter: it needs 43-bit "
 				      "fingerprints, and fingerprints have 4 to 32 bits") == 0 &&
 		  strcmp(err.hint,
-			 "use an fpr of at least 1.87e-09 with layout 'b4', or a bloom filter") == 0,
+			 "use an fpr of at least 1.87e-09 with layout 'b4', or a bloom filter") ==
+		      0,
 	      "b4 at 1e-12: '%s' / '%s'", err.message, err.hint);
 	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CUCKOO_B2, 100, 0.6, 0, A, &err) ==
 		      AMQ_INVALID_ARGUMENT &&
@@ -260,7 +262,7 @@ static void sizing(void)
 	      "semisorted with 4-bit fingerprints");
 	amq_filter_free(&f, A);
 	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_BLOCKED, 100, 0.01, 0, A, &err) ==
-		      AMQ_INVALID_ARGUMENT,
+		  AMQ_INVALID_ARGUMENT,
 	      "a bloom layout is no cuckoo layout");
 }
 
@@ -406,8 +408,10 @@ static void semisort_codes(void)
 			wrong++;
 			continue;
 		}
-		uint32_t packed = prefixes[0] | prefixes[1] << 4 | prefixes[2] << 8 | prefixes[3] << 12;
-		wrong += amq_semisort_code(prefixes) != code || amq_semisort_prefixes[code] != packed;
+		uint32_t packed =
+		    prefixes[0] | prefixes[1] << 4 | prefixes[2] << 8 | prefixes[3] << 12;
+		wrong +=
+		    amq_semisort_code(prefixes) != code || amq_semisort_prefixes[code] != packed;
 	}
 	for (uint32_t code = AMQ_SEMISORT_CODES; code < 4096; code++)
 		wrong += amq_semisort_prefixes[code] != 0;
@@ -433,7 +437,8 @@ static void semisorted_every_size(void)
 		amq_error err;
 		if (amq_cuckoo_create(&plain, AMQ_LAYOUT_CLASSIC, capacity, p, 0, A, &err) !=
 			AMQ_OK ||
-		    amq_cuckoo_create(&f, AMQ_LAYOUT_SEMISORTED, capacity, p, 0, A, &err) != AMQ_OK) {
+		    amq_cuckoo_create(&f, AMQ_LAYOUT_SEMISORTED, capacity, p, 0, A, &err) !=
+			AMQ_OK) {
 			CHECK(0, "f = %u: create: %s", bits, err.message);
 			continue;
 		}
@@ -442,8 +447,8 @@ static void semisorted_every_size(void)
 		double saved = 8.0 * ((double)plain.size - (double)f.size) / (double)capacity;
 		uint64_t added = fill(&f, 40 + bits, capacity);
 		uint64_t added_plain = fill(&plain, 40 + bits, capacity);
-		CHECK(added == capacity && added_plain == capacity, "f = %u: %llu of %llu fit", bits,
-		      (unsigned long long)added, (unsigned long long)capacity);
+		CHECK(added == capacity && added_plain == capacity, "f = %u: %llu of %llu fit",
+		      bits, (unsigned long long)added, (unsigned long long)capacity);
 		uint64_t missing = missing_of(&f, 40 + bits, added);
 		double exact = exact_fpr(&f, semi), exact_plain = exact_fpr(&plain, b4);
 		/* Probes see rates down to about 1e-4 with 2M of them. */
@@ -463,8 +468,8 @@ static void semisorted_every_size(void)
 			       "%.3g), measured %.3g, p %.3g\n",
 			       bits, saved, exact, exact_plain, measured, p);
 		CHECK(saved >= 0.9, "f = %u: only %.3f bits per item saved", bits, saved);
-		CHECK(exact <= 1.15 * p && measured <= 1.15 * p, "f = %u: fpr %g / %g at p %g", bits,
-		      exact, measured, p);
+		CHECK(exact <= 1.15 * p && measured <= 1.15 * p, "f = %u: fpr %g / %g at p %g",
+		      bits, exact, measured, p);
 		CHECK(missing == 0 && unsorted == 0, "f = %u: %llu missing, %llu unsorted", bits,
 		      (unsigned long long)missing, (unsigned long long)unsorted);
 		if (probes)
@@ -531,8 +536,8 @@ static void known_answers(void)
 		uint64_t digest = 0xcbf29ce484222325ULL;
 		for (uint64_t b = 0; b < f.payload_size; b++)
 			digest = (digest ^ f.payload[b]) * 0x100000001b3ULL;
-		printf("cuckoo %s known answer: %llu items, payload fnv1a %016llx\n", LAYOUTS[l].name,
-		       (unsigned long long)n, (unsigned long long)digest);
+		printf("cuckoo %s known answer: %llu items, payload fnv1a %016llx\n",
+		       LAYOUTS[l].name, (unsigned long long)n, (unsigned long long)digest);
 		CHECK(digest == want[l], "%s: known answer changed", LAYOUTS[l].name);
 		amq_filter_free(&f, A);
 	}

@@ -65,20 +65,19 @@ static void defaults(void)
 		double fpr;
 		amq_layout layout;
 	} cases[] = {
-	    {0.9, AMQ_LAYOUT_CLASSIC},	    {0.5, AMQ_LAYOUT_CLASSIC},
-	    {0.49, AMQ_LAYOUT_CUCKOO_B2},   {0.25, AMQ_LAYOUT_CUCKOO_B2},
-	    {0.1, AMQ_LAYOUT_CUCKOO_B2},    {0.05, AMQ_LAYOUT_CUCKOO_B2},
+	    {0.9, AMQ_LAYOUT_CLASSIC},	     {0.5, AMQ_LAYOUT_CLASSIC},
+	    {0.49, AMQ_LAYOUT_CUCKOO_B2},    {0.25, AMQ_LAYOUT_CUCKOO_B2},
+	    {0.1, AMQ_LAYOUT_CUCKOO_B2},     {0.05, AMQ_LAYOUT_CUCKOO_B2},
 	    {0.03125, AMQ_LAYOUT_CUCKOO_B2}, {0.031, AMQ_LAYOUT_CLASSIC},
-	    {0.02, AMQ_LAYOUT_CLASSIC},	    {0.01, AMQ_LAYOUT_CLASSIC},
-	    {0.001, AMQ_LAYOUT_CLASSIC},    {1e-6, AMQ_LAYOUT_CLASSIC},
-	    {2e-9, AMQ_LAYOUT_CLASSIC},	    {1e-9, AMQ_LAYOUT_CUCKOO_B2},
+	    {0.02, AMQ_LAYOUT_CLASSIC},	     {0.01, AMQ_LAYOUT_CLASSIC},
+	    {0.001, AMQ_LAYOUT_CLASSIC},     {1e-6, AMQ_LAYOUT_CLASSIC},
+	    {2e-9, AMQ_LAYOUT_CLASSIC},	     {1e-9, AMQ_LAYOUT_CUCKOO_B2},
 	    {1e-12, AMQ_LAYOUT_CLASSIC},
 	};
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
 		CHECK(amq_default_layout(AMQ_KIND_CUCKOO, cases[c].fpr) == cases[c].layout,
 		      "cuckoo default at fpr %g: layout %d, want %d", cases[c].fpr,
-		      (int)amq_default_layout(AMQ_KIND_CUCKOO, cases[c].fpr),
-		      (int)cases[c].layout);
+		      (int)amq_default_layout(AMQ_KIND_CUCKOO, cases[c].fpr), (int)cases[c].layout);
 }
 
 /* name refused as a layout of kind with exactly this message and hint. */
@@ -107,8 +106,9 @@ static void refused_layouts(void)
 		snprintf(message, sizeof(message), "unknown bloom layout '%s'", bloom_bad[i]);
 		refused(AMQ_KIND_BLOOM, bloom_bad[i], strlen(bloom_bad[i]), message, bloom_hint);
 	}
-	static const char *const cuckoo_bad[] = {"classic", "blocked", "counting", "scalable", "B4",
-						 "b16",	    "b1",      "semi",	   "Semisorted", ""};
+	static const char *const cuckoo_bad[] = {"classic",    "blocked", "counting", "scalable",
+						 "B4",	       "b16",	  "b1",	      "semi",
+						 "Semisorted", ""};
 	for (size_t i = 0; i < sizeof(cuckoo_bad) / sizeof(cuckoo_bad[0]); i++) {
 		snprintf(message, sizeof(message), "unknown cuckoo layout '%s'", cuckoo_bad[i]);
 		refused(AMQ_KIND_CUCKOO, cuckoo_bad[i], strlen(cuckoo_bad[i]), message,

@@ -40,6 +40,9 @@ int main(int argc, char **argv)
 	    {"bloom_counting", AMQ_KIND_BLOOM, AMQ_LAYOUT_COUNTING},
 	    {"bloom_scalable", AMQ_KIND_BLOOM, AMQ_LAYOUT_SCALABLE},
 	    {"cuckoo", AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC},
+	    {"cuckoo_b2", AMQ_KIND_CUCKOO, AMQ_LAYOUT_CUCKOO_B2},
+	    {"cuckoo_b8", AMQ_KIND_CUCKOO, AMQ_LAYOUT_CUCKOO_B8},
+	    {"cuckoo_semisorted", AMQ_KIND_CUCKOO, AMQ_LAYOUT_SEMISORTED},
 	};
 	enum { NVARIANTS = sizeof(variants) / sizeof(variants[0]) };
 	amq_filter f[NVARIANTS];

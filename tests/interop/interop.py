@@ -100,6 +100,12 @@ BUILDERS = [
     ("cuckoo_agg", "cuckoo_agg({c})"),
     ("cuckoo_agg capacity 20000", "cuckoo_agg({c}, 0.02, 20000)"),
     ("cuckoo_agg b4", "cuckoo_agg({c}, 0.001, NULL, 'b4')"),
+    ("cuckoo_agg b2", "cuckoo_agg({c}, 0.001, NULL, 'b2')"),
+    ("cuckoo_agg b8", "cuckoo_agg({c}, 0.001, NULL, 'b8')"),
+    ("cuckoo_agg semisorted", "cuckoo_agg({c}, 0.001, NULL, 'semisorted')"),
+    ("cuckoo_agg semisorted capacity 5400", "cuckoo_agg({c}, 0.01, 5400, 'semisorted')"),
+    ("cuckoo_agg b2 capacity 6000", "cuckoo_agg({c}, 0.2, 6000, 'b2')"),
+    ("cuckoo_agg default at fpr 0.1 (b2)", "cuckoo_agg({c}, 0.1)"),
 ]
 COLUMNS = [("int", "i"), ("real", "r"), ("text", "t"), ("blob", "b")]
 
@@ -277,6 +283,13 @@ def main():
         ("cuckoo_new + adds + delete",
          "cuckoo_delete(cuckoo_add(cuckoo_add(cuckoo_add(cuckoo_new(500), 42), 42), 'x'), 42)"),
     ]
+    # Every cuckoo layout filled to its capacity and past it, which kicks
+    # fingerprints along the walk, with copies and a delete on the way.
+    for layout in ("b2", "b4", "b8", "semisorted"):
+        expr = f"cuckoo_new(12, 0.05, '{layout}')"
+        for v in list(range(1, 14)) + [3, 3, "'x'", 2.5]:
+            expr = f"cuckoo_add({expr}, {v})"
+        chains.append((f"cuckoo_new {layout} + 17 adds + delete", f"cuckoo_delete({expr}, 3)"))
     for name, expr in chains:
         pg_hex = psql(f"SELECT encode(({expr})::bytea, 'hex');")[0]
         lite_hex = con.execute(f"SELECT hex({expr})").fetchone()[0].lower()

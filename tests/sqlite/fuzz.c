@@ -77,6 +77,13 @@ static const char *const SEEDS[] = {
     "SELECT cuckoo_add(cuckoo_add(cuckoo_new(40, 0.1), 1), 1)",
     "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100) "
     "SELECT cuckoo_agg(i * 1.5, 0.000001) FROM n",
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) "
+    "SELECT cuckoo_agg(i, 0.1, NULL, 'b2') FROM n",
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) "
+    "SELECT cuckoo_agg(i, 0.01, NULL, 'b8') FROM n",
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) "
+    "SELECT cuckoo_agg(i, 0.001, NULL, 'semisorted') FROM n",
+    "SELECT cuckoo_add(cuckoo_add(cuckoo_new(30, 0.3, 'semisorted'), 1), 1)",
 };
 #define NSEEDS (sizeof(SEEDS) / sizeof(SEEDS[0]))
 #define FIRST_CUCKOO_SEED 8 /* SEEDS before it build bloom filters */

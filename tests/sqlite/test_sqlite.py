@@ -9,6 +9,7 @@ registered function list and the sqlite3 CLI. Prints "N passed, N failed".
 """
 
 import json
+import math
 import os
 import random
 import re
@@ -100,7 +101,7 @@ DOCUMENTED = {
     ("bloom_count", 1), ("bloom_fpr", 1), ("bloom_info", 1),
     ("bloom_delete", 2), ("bloom_frequency", 2),
     ("cuckoo_agg", 1), ("cuckoo_agg", 2), ("cuckoo_agg", 3), ("cuckoo_agg", 4),
-    ("cuckoo_new", 1), ("cuckoo_new", 2), ("cuckoo_add", 2), ("cuckoo_delete", 2),
+    ("cuckoo_new", 1), ("cuckoo_new", 2), ("cuckoo_new", 3), ("cuckoo_add", 2), ("cuckoo_delete", 2),
     ("cuckoo_contains", 2), ("cuckoo_count", 2), ("cuckoo_info", 1),
     ("cuckoo_add_unique", 2), ("bloom_add_agg", 2), ("bloom_delete_agg", 2),
     ("cuckoo_add_agg", 2), ("cuckoo_delete_agg", 2),
@@ -693,7 +694,7 @@ def test_layouts():
     # NULL values and the first row's arguments decide, as for the shorter forms.
     check(one("SELECT bloom_agg(NULL, 0.05, 100, 'classic') = bloom_new(100, 0.05, 'classic')") == 1,
           "a NULL value on the first row still fixes the layout")
-    # cuckoo_agg takes its one layout by name, 'b4'.
+    # cuckoo_agg takes a layout by name; at fpr 0.01 the default is 'b4'.
     cuckoo = one("SELECT cuckoo_agg(x) FROM lay")
     for form in ("cuckoo_agg(x, 0.01, NULL)", "cuckoo_agg(x, 0.01, NULL, NULL)",
                  "cuckoo_agg(x, 0.01, NULL, 'b4')"):
@@ -702,13 +703,14 @@ def test_layouts():
           "cuckoo_agg with a capacity and 'b4'")
     # Every rejected layout, with the exact message.
     bloom_hint = "use 'blocked' (the default), 'classic', 'counting' or 'scalable'"
-    cuckoo_hint = "use 'b4' (buckets of 4 fingerprints, the default)"
+    cuckoo_hint = ("use 'b2', 'b4' or 'b8' (fingerprints per bucket), or 'semisorted' (b4 with one "
+                   "bit less per item)")
     for name in ("fancy", "Blocked", "CLASSIC", "", "blocked ", "b4", "Counting"):
         expect_error(f"SELECT bloom_agg(x, 0.01, NULL, '{name}') FROM lay",
                      f"unknown bloom layout '{name}': {bloom_hint}")
         expect_error(f"SELECT bloom_agg(x, 0.01, 100, '{name}') FROM lay",
                      f"unknown bloom layout '{name}': {bloom_hint}")
-    for name in ("classic", "blocked", "counting", "B4", "b2", ""):
+    for name in ("classic", "blocked", "counting", "B4", "b16", "Semisorted", ""):
         expect_error(f"SELECT cuckoo_agg(x, 0.01, NULL, '{name}') FROM lay",
                      f"unknown cuckoo layout '{name}': {cuckoo_hint}")
     expect_error("SELECT bloom_agg(1, 0.01, 10, 4)", "bloom_agg: layout must be text, got integer")
@@ -867,6 +869,72 @@ def test_scalable():
                  "build the filter with layout 'counting' for that", (f,))
 
 
+def test_cuckoo_layouts():
+    """The cuckoo layouts b2, b4, b8 and semisorted: what cuckoo_info says,
+    the default for each fpr, adds until full that change no byte when they
+    fail, copies and deletes, and the fprs a layout cannot reach."""
+    slots = {"b2": 2, "b4": 4, "b8": 8, "semisorted": 4}
+    versions = {"b2": 3, "b4": 1, "b8": 3, "semisorted": 3}
+    for layout, b in slots.items():
+        f = one(f"SELECT cuckoo_new(100000, 0.001, '{layout}')")
+        i = info(f, "cuckoo")
+        bits = math.ceil(math.log2(2 * b / 0.001))
+        check(i["layout"] == layout and i["bucket_size"] == b and
+              i["semisorted"] == (layout == "semisorted") and i["fingerprint_bits"] == bits and
+              i["format_version"] == versions[layout] and f[4] == versions[layout] and
+              i["bytes"] == len(f), f"cuckoo_new(100000, 0.001, '{layout}'): {i}")
+        built = one(f"{series(5000)} SELECT cuckoo_agg(i, 0.01, NULL, '{layout}') FROM n")
+        check(info(built, "cuckoo")["layout"] == layout, f"cuckoo_agg with '{layout}'")
+        check(one(f"{series(5000)} SELECT count(*) FROM n WHERE NOT cuckoo_contains(?, i)",
+                  (built,)) == 0, f"{layout}: no false negative")
+        absent = one(f"{series(100000, 1000001)} SELECT count(*) FROM n WHERE cuckoo_contains(?, i)",
+                     (built,))
+        check(absent < 100000 * 0.01 * 1.15, f"{layout}: {absent} false positives in 100000 at 1%")
+        g = one("SELECT cuckoo_add(cuckoo_add(?, 'k'), 'k')", (built,))
+        check(one("SELECT cuckoo_count(?, 'k')", (g,)) == 2 and
+              one("SELECT cuckoo_count(cuckoo_delete(?, 'k'), 'k')", (g,)) == 1,
+              f"{layout}: copies and deletes")
+        # Fill a small filter until an add fails: the error, the last good
+        # filter unchanged, nothing lost.
+        f = one(f"SELECT cuckoo_new(500, 0.01, '{layout}')")
+        added, full = 0, None
+        while full is None:
+            try:
+                f = one("SELECT cuckoo_add(?, ?)", (f, added))
+                added += 1
+            except sqlite3.OperationalError as e:
+                full = str(e)
+        check(added >= 500 and full.startswith("cuckoo filter is full"), f"{layout}: {added}, {full}")
+        check(one(f"{series(added, 0)} SELECT count(*) FROM n WHERE NOT cuckoo_contains(?, i)",
+                  (f,)) == 0, f"{layout}: a full filter lost items")
+    # The default: the fewest bits per item for the fpr.
+    for p, layout in ((0.9, "b4"), (0.49, "b2"), (0.1, "b2"), (0.03125, "b2"), (0.031, "b4"),
+                      (0.01, "b4"), (1e-6, "b4"), (2e-9, "b4"), (1e-9, "b2")):
+        check(info(one(f"SELECT cuckoo_new(1000, {p})"), "cuckoo")["layout"] == layout and
+              info(one(f"{series(10)} SELECT cuckoo_agg(i, {p}) FROM n"), "cuckoo")["layout"] == layout,
+              f"default layout at {p}: {layout}")
+    for p in (0.5, 0.1, 0.01, 0.001, 1e-6):
+        saved = (len(one(f"SELECT cuckoo_new(100000, {p}, 'b4')")) -
+                 len(one(f"SELECT cuckoo_new(100000, {p}, 'semisorted')"))) * 8 / 100000
+        check(saved > 0.9, f"semisorted saves {saved} bits per item at {p}")
+    expect_error("SELECT cuckoo_new(100, 1e-12, 'b4')",
+                 "fpr 1e-12 does not fit a b4 cuckoo filter: it needs 43-bit fingerprints, and "
+                 "fingerprints have 4 to 32 bits: use an fpr of at least 1.87e-09 with layout 'b4', "
+                 "or a bloom filter")
+    expect_error("SELECT cuckoo_new(100, 0.6, 'b2')",
+                 "fpr 0.6 does not fit a b2 cuckoo filter: it needs 3-bit fingerprints, and "
+                 "fingerprints have 4 to 32 bits: use an fpr below 0.5 with layout 'b2', or layout 'b4'")
+    expect_error("SELECT cuckoo_agg(1, 1e-9, NULL, 'b8')",
+                 "fpr 1e-09 does not fit a b8 cuckoo filter: it needs 34-bit fingerprints, and "
+                 "fingerprints have 4 to 32 bits: use an fpr of at least 3.73e-09 with layout 'b8', "
+                 "or a bloom filter")
+    expect_error("SELECT cuckoo_new(10, 0.01, 'b3')",
+                 "unknown cuckoo layout 'b3': use 'b2', 'b4' or 'b8' (fingerprints per bucket), or "
+                 "'semisorted' (b4 with one bit less per item)")
+    expect_error("SELECT cuckoo_new(10, 0.01, 4)", "cuckoo_new: layout must be text, got integer")
+    check(one("SELECT cuckoo_new(10, 0.01, NULL)") is None, "a NULL layout gives NULL")
+
+
 def fold(function, f, values):
     """The filter a one-row-at-a-time loop of function(f, value) gives."""
     for v in values:
@@ -1017,7 +1085,8 @@ def main():
     tests = [test_registered_functions, test_flags_in_use, test_hashing, test_bloom_functions,
              test_cuckoo_functions, test_nulls, test_errors, test_aggregates,
              test_same_bytes_every_run, test_cli, test_demo, test_million_rows,
-             test_filter_cache, test_layouts, test_counting, test_scalable, test_bulk]
+             test_filter_cache, test_layouts, test_counting, test_scalable, test_cuckoo_layouts,
+             test_bulk]
     for test in tests:
         start = time.perf_counter()
         before = failed
