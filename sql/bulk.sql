@@ -49,7 +49,10 @@ FROM (VALUES ('bloom_new(5000, 0.01)', bloom_new(5000, 0.01)::bytea),
              ('bloom_new(5000, 0.01, classic)', bloom_new(5000, 0.01, 'classic')::bytea),
              ('bloom_new(5000, 0.01, counting)', bloom_new(5000, 0.01, 'counting')::bytea),
              ('bloom_new(300, 0.01, scalable)', bloom_new(300, 0.01, 'scalable')::bytea),
-             ('cuckoo_new(5000)', cuckoo_new(5000)::bytea)) s(start, f),
+             ('cuckoo_new(5000)', cuckoo_new(5000)::bytea),
+             ('cuckoo_new(5000, 0.01, b2)', cuckoo_new(5000, 0.01, 'b2')::bytea),
+             ('cuckoo_new(5000, 0.01, b8)', cuckoo_new(5000, 0.01, 'b8')::bytea),
+             ('cuckoo_new(5000, 0.01, semisorted)', cuckoo_new(5000, 0.01, 'semisorted')::bytea)) s(start, f),
      LATERAL (SELECT split_part(start, '_', 1) AS kind) k,
      (VALUES ('x'), ('t')) c(col)
 ORDER BY 1, 2;

@@ -957,7 +957,10 @@ def test_bulk():
                         ("bloom", "bloom_new(5000, 0.01, 'classic')"),
                         ("bloom", "bloom_new(5000, 0.01, 'counting')"),
                         ("bloom", "bloom_new(300, 0.01, 'scalable')"),
-                        ("cuckoo", "cuckoo_new(5000)")]:
+                        ("cuckoo", "cuckoo_new(5000)"),
+                        ("cuckoo", "cuckoo_new(5000, 0.01, 'b2')"),
+                        ("cuckoo", "cuckoo_new(5000, 0.01, 'b8')"),
+                        ("cuckoo", "cuckoo_new(5000, 0.01, 'semisorted')")]:
         f = one(f"SELECT {start}")
         got = one(f"SELECT {kind}_add_agg(?, x) FROM {ordered}", (f,))
         want = fold(f"{kind}_add", f, values)
