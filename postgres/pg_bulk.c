@@ -135,11 +135,13 @@ static Datum bulk_trans(FunctionCallInfo fcinfo, const amq_pg_call *call, amq_bu
 	PG_RETURN_POINTER(s);
 }
 
+/* The transitions of bloom_add_agg and cuckoo_add_agg. */
 static Datum bulk_add_trans(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	return bulk_trans(fcinfo, call, AMQ_BULK_ADD);
 }
 
+/* The transitions of bloom_delete_agg and cuckoo_delete_agg. */
 static Datum bulk_delete_trans(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	return bulk_trans(fcinfo, call, AMQ_BULK_DELETE);

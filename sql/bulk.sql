@@ -88,6 +88,27 @@ FROM bulk_vals,
       FROM bulk_vals WHERE id <= 1000) d
 WHERE id > 1000 AND x IS NOT NULL;
 
+-- No combine function: a parallel plan runs the aggregate above the Gather,
+-- on every row; a blocked filter then equals bloom_agg with that capacity.
+CREATE TABLE bulk_many AS SELECT g AS x FROM generate_series(1, 50000) g;
+ANALYZE bulk_many;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+EXPLAIN (COSTS OFF) SELECT bloom_add_agg(bloom_new(60000, 0.01), x) FROM bulk_many;
+SELECT bloom_add_agg(bloom_new(60000, 0.01), x)::bytea
+       = (SELECT bloom_agg(x, 0.01, 60000)::bytea FROM bulk_many) AS same_as_bloom_agg
+FROM bulk_many;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+-- As a window function: the final function may run after every row.
+SELECT x, bloom_count(bloom_add_agg(bloom_new(100, 0.01), x) OVER (ORDER BY x)) AS so_far
+FROM bulk_many WHERE x <= 3;
+DROP TABLE bulk_many;
+
 -- NULLs and no rows.
 SELECT bloom_add_agg(bloom_new(100, 0.01), NULL::int)::bytea = bloom_new(100, 0.01)::bytea
          AS null_value_skipped,
