@@ -424,7 +424,7 @@ typedef struct amq_bulk {
 	amq_filter filter;    /* the working copy, from alloc */
 	uint8_t source_header[AMQ_HEADER_BYTES];
 	size_t source_size;
-	uint64_t values; /* rows' values applied so far (NULLs are not rows here) */
+	uint64_t values; /* values applied so far (a delete of one not stored counts too) */
 	uint64_t rows;	 /* rows whose filter was checked, the first included */
 	amq_allocator alloc;
 } amq_bulk;
