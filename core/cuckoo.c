@@ -237,20 +237,27 @@ amq_status amq_cuckoo_add(amq_filter *f, uint64_t hash, amq_error *err)
 			(unsigned long long)f->items, 100.0 * amq_cuckoo_load(f));
 }
 
-/* A plain-bucket probe with the bucket size a constant, so each layout gets
- * its own unrolled loop. */
+/* True when plain bucket i holds fp; slots is a constant at each call, so
+ * each layout gets its own unrolled loop. */
+static inline bool plain_has(const uint8_t *p, uint64_t i, uint32_t bits, uint32_t fp,
+			     uint32_t slots)
+{
+	for (uint32_t j = 0; j < slots; j++)
+		if (amq_field_get(p, (i * slots + j) * bits, bits) == fp)
+			return true;
+	return false;
+}
+
+/* The plain-bucket probe: the alternate bucket is only computed when the
+ * first does not hold the fingerprint. */
 static inline bool plain_contains(const amq_filter *f, uint64_t hash, uint32_t slots)
 {
 	uint32_t bits = f->hashes;
 	uint64_t nb = f->cells;
 	uint32_t fp = fingerprint(hash, bits);
-	uint64_t i1 = amq_reduce(hash, nb), i2 = alternate(i1, fp, nb);
-	bool found = false;
-	for (uint32_t j = 0; j < slots; j++) {
-		found |= amq_field_get(f->payload, (i1 * slots + j) * bits, bits) == fp;
-		found |= amq_field_get(f->payload, (i2 * slots + j) * bits, bits) == fp;
-	}
-	return found;
+	uint64_t i1 = amq_reduce(hash, nb);
+	return plain_has(f->payload, i1, bits, fp, slots) ||
+	       plain_has(f->payload, alternate(i1, fp, nb), bits, fp, slots);
 }
 
 bool amq_cuckoo_b2_contains(const amq_filter *f, uint64_t hash)

@@ -148,6 +148,60 @@ SELECT o.k, (SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE 
 FROM jf_outer o;
 SET amq.join_filter = on;
 
+-- Cursors: rows come out in the same order with the filter on and off, a
+-- cursor is fetched in pieces (the filter is built before the first outer
+-- row is probed, whenever that happens), scrolled backwards (the hash join
+-- then sits under a Materialize) and held past its transaction.
+BEGIN;
+DECLARE jf_on CURSOR FOR
+SELECT f.id FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
+FETCH 3 FROM jf_on;
+FETCH 3 FROM jf_on;
+SET LOCAL amq.join_filter = off;
+DECLARE jf_off CURSOR FOR
+SELECT f.id FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
+FETCH 6 FROM jf_off;
+COMMIT;
+BEGIN;
+DECLARE jf_scroll SCROLL CURSOR FOR
+SELECT f.id, d.region FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
+FETCH ABSOLUTE 1990 FROM jf_scroll;
+FETCH 3 FROM jf_scroll;
+FETCH BACKWARD 4 FROM jf_scroll;
+FETCH ABSOLUTE 2 FROM jf_scroll;
+MOVE LAST IN jf_scroll;
+FETCH RELATIVE 0 FROM jf_scroll;
+COMMIT;
+BEGIN;
+DECLARE jf_held CURSOR WITH HOLD FOR
+SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
+COMMIT;
+FETCH ALL FROM jf_held;
+CLOSE jf_held;
+
+-- Prepared statements: a generic plan keeps its filter and is right for
+-- every parameter; a custom plan too.
+SET plan_cache_mode = force_generic_plan;
+PREPARE jf_prep(text) AS
+SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = $1;
+EXPLAIN (COSTS OFF) EXECUTE jf_prep('ASIA');
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE jf_prep('ASIA');
+EXECUTE jf_prep('ASIA');
+EXECUTE jf_prep('EUROPE');
+EXECUTE jf_prep('nowhere');
+SET amq.join_filter = off;
+EXECUTE jf_prep('ASIA');
+EXECUTE jf_prep('EUROPE');
+SET amq.join_filter = on;
+RESET plan_cache_mode;
+DEALLOCATE jf_prep;
+
+-- LIMIT stops the join early; the rows are those of the plain plan.
+SELECT f.id, d.d1 FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA' LIMIT 4;
+SET amq.join_filter = off;
+SELECT f.id, d.d1 FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA' LIMIT 4;
+SET amq.join_filter = on;
+
 -- Parallel-aware hash joins are left alone; a per-worker one is filtered.
 SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;

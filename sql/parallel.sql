@@ -24,6 +24,9 @@ SELECT bloom_agg(i)::bytea AS b_int, bloom_agg(s, 0.001)::bytea AS b_text,
        bloom_agg(i, 0.01, NULL, 'classic')::bytea AS b_classic,
        bloom_agg(s, 0.02, 300000, 'classic')::bytea AS b_classic_capacity,
        cuckoo_agg(i, 0.01, NULL, 'b4')::bytea AS c_b4,
+       cuckoo_agg(i, 0.1)::bytea AS c_b2_default,
+       cuckoo_agg(s, 0.001, NULL, 'b8')::bytea AS c_b8,
+       cuckoo_agg(i, 0.001, 250000, 'semisorted')::bytea AS c_semisorted,
        bloom_agg(g, 0.01, NULL, 'counting')::bytea AS b_counting,
        bloom_agg(g, 0.01, 2000, 'counting')::bytea AS b_counting_capacity,
        bloom_agg(i, 0.01, 10000, 'scalable')::bytea AS b_scalable,
@@ -71,6 +74,12 @@ SELECT bloom_agg(i, 0.01, NULL, 'classic')::bytea = (SELECT b_classic FROM par_s
        bloom_agg(s, 0.02, 300000, 'classic')::bytea
          = (SELECT b_classic_capacity FROM par_serial) AS b_classic_capacity,
        cuckoo_agg(i, 0.01, NULL, 'b4')::bytea = (SELECT c_b4 FROM par_serial) AS c_b4
+FROM par_rows;
+-- The cuckoo layouts 0.3.0 adds, the default for fpr 0.1 (b2) among them.
+SELECT cuckoo_agg(i, 0.1)::bytea = (SELECT c_b2_default FROM par_serial) AS c_b2_default,
+       cuckoo_agg(s, 0.001, NULL, 'b8')::bytea = (SELECT c_b8 FROM par_serial) AS c_b8,
+       cuckoo_agg(i, 0.001, 250000, 'semisorted')::bytea = (SELECT c_semisorted FROM par_serial)
+         AS c_semisorted
 FROM par_rows;
 -- Counting (every row counted, with and without a capacity) and scalable (a
 -- chain grown from 10,000 to hold 200,000 values) too.

@@ -1,5 +1,5 @@
 /*
- * spec.h - the two primitives docs/FORMAT.md builds positions from, written
+ * spec.h - the primitives docs/FORMAT.md builds positions from, written
  * again from its text rather than taken from core, so that tests comparing
  * core's bytes with the spec check core against the document.
  */
@@ -23,6 +23,19 @@ static inline uint64_t spec_mix64(uint64_t x)
 	x *= 0xc4ceb9fe1a85ec53ULL;
 	x ^= x >> 33;
 	return x;
+}
+
+/* A cuckoo fingerprint: the low 32 bits of h scaled onto [1, 2^bits - 1]. */
+static inline uint32_t spec_fingerprint(uint64_t h, uint32_t bits)
+{
+	return (uint32_t)(((h & 0xffffffffULL) * ((1ULL << bits) - 1)) >> 32) + 1;
+}
+
+/* The other cuckoo bucket of fp stored in bucket i, (reduce(mix64(fp)) - i)
+ * mod nb. */
+static inline uint64_t spec_alt(uint64_t i, uint32_t fp, uint64_t nb)
+{
+	return (spec_reduce(spec_mix64(fp), nb) + nb - i) % nb;
 }
 
 #endif

@@ -36,18 +36,6 @@ static uint64_t key(uint64_t s, uint64_t i)
 
 /* ---- the format as docs/FORMAT.md states it, written independently ---- */
 
-/* The low 32 bits of h scaled onto [1, 2^bits - 1]. */
-static uint32_t spec_fingerprint(uint64_t h, uint32_t bits)
-{
-	return (uint32_t)(((h & 0xffffffffULL) * ((1ULL << bits) - 1)) >> 32) + 1;
-}
-
-/* The other bucket of fp stored in bucket i, (reduce(mix64(fp)) - i) mod nb. */
-static uint64_t spec_alt(uint64_t i, uint32_t fp, uint64_t nb)
-{
-	return (spec_reduce(spec_mix64(fp), nb) + nb - i) % nb;
-}
-
 /* Slot `slot` read bit by bit: bit n of the payload is bit n % 8 of byte n / 8. */
 static uint32_t spec_slot(const uint8_t *payload, uint32_t bits, uint64_t slot)
 {

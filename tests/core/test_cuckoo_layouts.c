@@ -70,16 +70,6 @@ static uint64_t missing_of(const amq_filter *f, uint64_t s, uint64_t n)
 
 /* ---- the format as docs/FORMAT.md states it, written independently ---- */
 
-static uint32_t spec_fingerprint(uint64_t h, uint32_t bits)
-{
-	return (uint32_t)(((h & 0xffffffffULL) * ((1ULL << bits) - 1)) >> 32) + 1;
-}
-
-static uint64_t spec_alt(uint64_t i, uint32_t fp, uint64_t nb)
-{
-	return (spec_reduce(spec_mix64(fp), nb) + nb - i) % nb;
-}
-
 /* `width` bits at payload bit `at`, read bit by bit. */
 static uint64_t spec_bits(const uint8_t *payload, uint64_t at, uint32_t width)
 {
