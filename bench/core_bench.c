@@ -6,7 +6,7 @@
  * (default 1e6 1e8); --hugepages asks for transparent huge pages
  * (madvise) for every filter, amq's and libbloom's alike. A second table
  * gives ns per probe of a scalable chain grown to 1x, 10x and 100x its first
- * capacity against a blocked filter sized for the final n.
+ * capacity against a blocked filter sized for the final n,
  * and a third times the aggregate builder at BUILD_N distinct values: sized at the end
  * for the distinct values seen against streaming into a filter with a
  * capacity, for both Bloom layouts.
@@ -134,9 +134,8 @@ static result run_once(structure s, uint64_t n)
 		r.bits_per_item = (double)lb.bits / (double)n;
 		bloom_free(&lb);
 	} else {
-		r.bits_per_item = (s == CUCKOO ? (double)f.cells * 4 * f.hashes
-					       : (double)f.cells) /
-				  (double)n;
+		r.bits_per_item =
+		    (s == CUCKOO ? (double)f.cells * 4 * f.hashes : (double)f.cells) / (double)n;
 		amq_filter_free(&f, A);
 	}
 	return r;
@@ -194,126 +193,119 @@ static void scalable_table(uint64_t first)
 		fflush(stdout);
 		amq_filter_free(&f, A);
 		amq_filter_free(&b, A);
+	}
+}
+
 #define BUILD_N 10000000
 #define BUILD_RUNS 5
 
-		typedef enum { HASH_ONLY, DISTINCT_SIZED, WITH_CAPACITY, BUILD_MODES } build_mode;
+typedef enum { HASH_ONLY, DISTINCT_SIZED, WITH_CAPACITY, BUILD_MODES } build_mode;
 
-		/* Seconds to build one filter from n distinct int64 values, hashing included
-		 * as an aggregate does; HASH_ONLY times the hashing alone. */
-		static double build_once(build_mode mode, amq_layout layout, uint64_t n)
-		{
-			amq_builder b;
-			amq_filter f;
-			amq_error err;
-			uint64_t sum = 0;
-			double t0 = now();
-			if (mode == HASH_ONLY) {
-				for (int64_t v = 0; v < (int64_t)n; v++)
-					sum += amq_hash_int(v, 0);
-			} else {
-				amq_builder_init(&b, AMQ_KIND_BLOOM, layout, FPR,
-						 mode == WITH_CAPACITY ? n : 0, 0, A, &err);
-				for (int64_t v = 0; v < (int64_t)n; v++)
-					amq_builder_add(&b, amq_hash_int(v, 0), &err);
-				if (amq_builder_finish(&b, &f, &err) != AMQ_OK)
-					fprintf(stderr, "build failed: %s\n", err.message);
-				else
-					amq_filter_free(&f, A);
-				amq_builder_free(&b);
-			}
-			double seconds = now() - t0;
-			if (sum == 1) /* keeps the hashing loop */
-				fprintf(stderr, "!");
-			return seconds;
-		}
+/* Seconds to build one filter from n distinct int64 values, hashing included
+ * as an aggregate does; HASH_ONLY times the hashing alone. */
+static double build_once(build_mode mode, amq_layout layout, uint64_t n)
+{
+	amq_builder b;
+	amq_filter f;
+	amq_error err;
+	uint64_t sum = 0;
+	double t0 = now();
+	if (mode == HASH_ONLY) {
+		for (int64_t v = 0; v < (int64_t)n; v++)
+			sum += amq_hash_int(v, 0);
+	} else {
+		amq_builder_init(&b, AMQ_KIND_BLOOM, layout, FPR, mode == WITH_CAPACITY ? n : 0, 0,
+				 A, &err);
+		for (int64_t v = 0; v < (int64_t)n; v++)
+			amq_builder_add(&b, amq_hash_int(v, 0), &err);
+		if (amq_builder_finish(&b, &f, &err) != AMQ_OK)
+			fprintf(stderr, "build failed: %s\n", err.message);
+		else
+			amq_filter_free(&f, A);
+		amq_builder_free(&b);
+	}
+	double seconds = now() - t0;
+	if (sum == 1) /* keeps the hashing loop */
+		fprintf(stderr, "!");
+	return seconds;
+}
 
-		/* The builder table: for each layout, the modes run in turn, round after
-		 * round, so a noisy neighbour slows them alike; medians of BUILD_RUNS. */
-		static void builder_table(void)
-		{
-			static const char *const MODE_NAMES[] = {"hashing alone",
-								 "sized for the distinct values",
-								 "with a capacity (streaming)"};
-			printf("\nBuilder (amq_builder_add + finish, int64 values hashed as SQL "
-			       "does) at %.0e "
-			       "distinct values, p = %g; medians of %d interleaved runs.\n\n",
-			       (double)BUILD_N, FPR, BUILD_RUNS);
-			printf("| layout | build | ns/row | M rows/s | vs with a capacity "
-			       "|\n|---|---|---|---|---|\n");
-			for (int layout = AMQ_LAYOUT_CLASSIC; layout <= AMQ_LAYOUT_BLOCKED;
-			     layout++) {
-				double t[BUILD_MODES][BUILD_RUNS], med[BUILD_MODES];
-				for (int r = 0; r < BUILD_RUNS; r++)
-					for (int m = 0; m < BUILD_MODES; m++)
-						t[m][r] = build_once((build_mode)m,
-								     (amq_layout)layout, BUILD_N);
-				for (int m = 0; m < BUILD_MODES; m++)
-					med[m] = median(t[m], BUILD_RUNS);
-				for (int m = 0; m < BUILD_MODES; m++)
-					printf("| %s | %s | %.1f | %.2f | %.2fx |\n",
-					       layout == AMQ_LAYOUT_BLOCKED ? "blocked" : "classic",
-					       MODE_NAMES[m], med[m] * 1e9 / BUILD_N,
-					       BUILD_N / med[m] / 1e6, med[m] / med[WITH_CAPACITY]);
-				fflush(stdout);
-			}
-		}
+/* The builder table: for each layout, the modes run in turn, round after
+ * round, so a noisy neighbour slows them alike; medians of BUILD_RUNS. */
+static void builder_table(void)
+{
+	static const char *const MODE_NAMES[] = {"hashing alone", "sized for the distinct values",
+						 "with a capacity (streaming)"};
+	printf("\nBuilder (amq_builder_add + finish, int64 values hashed as SQL does) at %.0e "
+	       "distinct values, p = %g; medians of %d interleaved runs.\n\n",
+	       (double)BUILD_N, FPR, BUILD_RUNS);
+	printf(
+	    "| layout | build | ns/row | M rows/s | vs with a capacity |\n|---|---|---|---|---|\n");
+	for (int layout = AMQ_LAYOUT_CLASSIC; layout <= AMQ_LAYOUT_BLOCKED; layout++) {
+		double t[BUILD_MODES][BUILD_RUNS], med[BUILD_MODES];
+		for (int r = 0; r < BUILD_RUNS; r++)
+			for (int m = 0; m < BUILD_MODES; m++)
+				t[m][r] = build_once((build_mode)m, (amq_layout)layout, BUILD_N);
+		for (int m = 0; m < BUILD_MODES; m++)
+			med[m] = median(t[m], BUILD_RUNS);
+		for (int m = 0; m < BUILD_MODES; m++)
+			printf("| %s | %s | %.1f | %.2f | %.2fx |\n",
+			       layout == AMQ_LAYOUT_BLOCKED ? "blocked" : "classic", MODE_NAMES[m],
+			       med[m] * 1e9 / BUILD_N, BUILD_N / med[m] / 1e6,
+			       med[m] / med[WITH_CAPACITY]);
+		fflush(stdout);
+	}
+}
 
-		int main(int argc, char **argv)
-		{
-			uint64_t sizes[8] = {1000000, 100000000};
-			int nsizes = 2, first = 1;
-			if (argc > 1 && strcmp(argv[1], "--hugepages") == 0) {
-				hugepages = true;
-				first = 2;
-			}
-			if (argc > first) {
-				nsizes = 0;
-				for (int i = first; i < argc && nsizes < 8; i++)
-					sizes[nsizes++] = (uint64_t)strtod(argv[i], NULL);
-			}
-			double classic_theory = 1.44 * log2(1.0 / FPR);
-			double cuckoo_theory = (log2(1.0 / FPR) + 3.0) / 0.95;
-			printf("p = %g; medians of %d runs; contains probes half present, half "
-			       "absent; %s.\n",
-			       FPR, RUNS,
-			       hugepages ? "transparent huge pages requested" : "4 KiB pages");
+int main(int argc, char **argv)
+{
+	uint64_t sizes[8] = {1000000, 100000000};
+	int nsizes = 2, first = 1;
+	if (argc > 1 && strcmp(argv[1], "--hugepages") == 0) {
+		hugepages = true;
+		first = 2;
+	}
+	if (argc > first) {
+		nsizes = 0;
+		for (int i = first; i < argc && nsizes < 8; i++)
+			sizes[nsizes++] = (uint64_t)strtod(argv[i], NULL);
+	}
+	double classic_theory = 1.44 * log2(1.0 / FPR);
+	double cuckoo_theory = (log2(1.0 / FPR) + 3.0) / 0.95;
+	printf("p = %g; medians of %d runs; contains probes half present, half absent; %s.\n", FPR,
+	       RUNS, hugepages ? "transparent huge pages requested" : "4 KiB pages");
 #ifdef AMQ_HAVE_AVX2_PROBE
-			printf("Blocked probe: %s.\n",
-			       amq_blocked_have_avx2() ? "AVX2" : "portable (no AVX2)");
+	printf("Blocked probe: %s.\n", amq_blocked_have_avx2() ? "AVX2" : "portable (no AVX2)");
 #else
-			printf("Blocked probe: portable.\n");
+	printf("Blocked probe: portable.\n");
 #endif
-			printf("Theory: classic %.2f bits/item (1.44 log2 1/p), cuckoo %.2f ((log2 "
-			       "1/p + 3)/0.95)\n\n",
-			       classic_theory, cuckoo_theory);
-			printf("| n | structure | ns/add | ns/contains | contains vs libbloom | "
-			       "bits/item | "
-			       "measured fpr |\n|---|---|---|---|---|---|---|\n");
-			for (int i = 0; i < nsizes; i++) {
-				result med[STRUCTURES];
-				for (int s = 0; s < STRUCTURES; s++) {
-					double add[RUNS], contains[RUNS];
-					result r = {0};
-					for (int k = 0; k < RUNS; k++) {
-						r = run_once((structure)s, sizes[i]);
-						add[k] = r.add_ns;
-						contains[k] = r.contains_ns;
-					}
-					med[s] = r;
-					med[s].add_ns = median(add, RUNS);
-					med[s].contains_ns = median(contains, RUNS);
-				}
-				for (int s = 0; s < STRUCTURES; s++)
-					printf(
-					    "| %.0e | %s | %.1f | %.1f | %.2fx | %.2f | %.4f |\n",
-					    (double)sizes[i], NAMES[s], med[s].add_ns,
-					    med[s].contains_ns,
-					    med[s].contains_ns / med[LIBBLOOM].contains_ns,
-					    med[s].bits_per_item, med[s].fpr);
-				fflush(stdout);
+	printf(
+	    "Theory: classic %.2f bits/item (1.44 log2 1/p), cuckoo %.2f ((log2 1/p + 3)/0.95)\n\n",
+	    classic_theory, cuckoo_theory);
+	printf("| n | structure | ns/add | ns/contains | contains vs libbloom | bits/item | "
+	       "measured fpr |\n|---|---|---|---|---|---|---|\n");
+	for (int i = 0; i < nsizes; i++) {
+		result med[STRUCTURES];
+		for (int s = 0; s < STRUCTURES; s++) {
+			double add[RUNS], contains[RUNS];
+			result r = {0};
+			for (int k = 0; k < RUNS; k++) {
+				r = run_once((structure)s, sizes[i]);
+				add[k] = r.add_ns;
+				contains[k] = r.contains_ns;
 			}
-			scalable_table(sizes[0] / 10 > 0 ? sizes[0] / 10 : 1);
-			builder_table();
-			return 0;
+			med[s] = r;
+			med[s].add_ns = median(add, RUNS);
+			med[s].contains_ns = median(contains, RUNS);
 		}
+		for (int s = 0; s < STRUCTURES; s++)
+			printf("| %.0e | %s | %.1f | %.1f | %.2fx | %.2f | %.4f |\n",
+			       (double)sizes[i], NAMES[s], med[s].add_ns, med[s].contains_ns,
+			       med[s].contains_ns / med[LIBBLOOM].contains_ns, med[s].bits_per_item,
+			       med[s].fpr);
+		fflush(stdout);
+	}
+	scalable_table(sizes[0] / 10 > 0 ? sizes[0] / 10 : 1);
+	builder_table();
+	return 0;
+}

@@ -172,8 +172,8 @@ amq_layout amq_cuckoo_default_layout(double fpr)
 amq_status amq_cuckoo_create(amq_filter *f, amq_layout layout, uint64_t capacity, double fpr,
 			     uint64_t seed, const amq_allocator *a, amq_error *err)
 {
-	uint64_t buckets;
-	uint32_t bits;
+	uint64_t buckets = 0;
+	uint32_t bits = 0;
 	amq_status status = amq_cuckoo_size(layout, capacity, fpr, &buckets, &bits, err);
 	if (status != AMQ_OK)
 		return status;

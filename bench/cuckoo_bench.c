@@ -1,0 +1,268 @@
+/*
+ * cuckoo_bench.c - the four cuckoo layouts side by side (GitHub issue #10):
+ * for each n and p, buckets of 2, 4 and 8 fingerprints and semi-sorted b = 4
+ * buckets are filled with n distinct values (each filter sized for capacity
+ * n), then probed with present and absent values through the probe function
+ * the SQL adapters call per row (amq_filter_probe_for). Prints payload bits
+ * per item against the theory line (log2(1/p) + log2(2b)) / load, the
+ * measured fpr, ns per add and per contains, and a second table of
+ * semi-sorted against b4. Usage: cuckoo_bench [--runs R] [n ...] (default 3
+ * runs, n = 1e6 1e8). Values are int64 keys hashed as SQL hashes them, and
+ * the hashing is part of every time, as it is of every SQL row.
+ */
+#include "amq.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DEFAULT_RUNS 3
+#define MAX_RUNS 15
+#define MAX_SIZES 8
+/* Absent values probed per filter: at p = 0.1% about 7,000 false hits, so
+ * the measured rate is good to about 1%. */
+#define ABSENT_PROBES 10000000
+/* Present values probed per filter, in a scattered order (all of them when
+ * n is smaller). */
+#define PRESENT_PROBES 10000000
+
+static const double FPRS[] = {0.01, 0.001};
+#define NFPRS (sizeof(FPRS) / sizeof(FPRS[0]))
+
+typedef enum { B2, B4, B8, SEMISORTED, NLAYOUTS } layout_index;
+static const amq_layout LAYOUTS[NLAYOUTS] = {AMQ_LAYOUT_CUCKOO_B2, AMQ_LAYOUT_CLASSIC,
+					     AMQ_LAYOUT_CUCKOO_B8, AMQ_LAYOUT_SEMISORTED};
+static const char *const NAMES[NLAYOUTS] = {"b2", "b4", "b8", "semisorted"};
+
+static const amq_allocator *A = &amq_malloc_allocator;
+
+/* One filled and probed filter. */
+typedef struct measurement {
+	double add_ns, present_ns, absent_ns;
+	double fpr, bits_per_item, load;
+	uint32_t fingerprint_bits;
+	uint64_t failed_adds, false_negatives;
+} measurement;
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The median of v[0..n); sorts v. */
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(double), by_value);
+	return v[n / 2];
+}
+
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+	while (b != 0) {
+		uint64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* A step near range / golden ratio that is coprime with range, so that
+ * v -> v + step (mod range) visits every value of [0, range) once, in a
+ * scattered order. */
+static uint64_t scatter_step(uint64_t range)
+{
+	uint64_t step = ((uint64_t)((double)range * 0.6180339887) | 1) % range;
+	while (gcd(step, range) != 1)
+		step++;
+	return step;
+}
+
+/* ns per probe of count distinct values base + (i * step mod range), and how
+ * many of them the filter reported present. */
+static double probe_ns(amq_probe probe, const amq_filter *f, int64_t base, uint64_t range,
+		       uint64_t count, uint64_t *hits)
+{
+	uint64_t step = scatter_step(range), v = 0, found = 0;
+	double t0 = now();
+	for (uint64_t i = 0; i < count; i++) {
+		found += probe(f, amq_hash_int(base + (int64_t)v, 0));
+		v += step;
+		v = v >= range ? v - range : v; /* a conditional move, not a branch */
+	}
+	double ns = (now() - t0) * 1e9 / (double)count;
+	*hits = found;
+	return ns;
+}
+
+/* Fills a layout's filter sized for n at fpr with the values 0..n-1, then
+ * probes present values and ABSENT_PROBES values from n up. */
+static measurement measure(amq_layout layout, uint64_t n, double fpr)
+{
+	measurement m = {0};
+	amq_filter f;
+	amq_error err;
+	if (amq_cuckoo_create(&f, layout, n, fpr, 0, A, &err) != AMQ_OK) {
+		fprintf(stderr, "cuckoo_bench: %s\n", err.message);
+		exit(1);
+	}
+	double t0 = now();
+	for (int64_t v = 0; v < (int64_t)n; v++)
+		m.failed_adds += amq_filter_add_to(&f, amq_hash_int(v, 0), A, &err) != AMQ_OK;
+	m.add_ns = (now() - t0) * 1e9 / (double)n;
+
+	amq_probe probe = amq_filter_probe_for(&f);
+	uint64_t present = n < PRESENT_PROBES ? n : PRESENT_PROBES, hits;
+	m.present_ns = probe_ns(probe, &f, 0, n, present, &hits);
+	m.false_negatives = present - hits;
+	m.absent_ns = probe_ns(probe, &f, (int64_t)n, ABSENT_PROBES, ABSENT_PROBES, &hits);
+	m.fpr = (double)hits / ABSENT_PROBES;
+
+	m.bits_per_item = (double)f.payload_size * 8.0 / (double)n;
+	m.load = amq_cuckoo_load(&f);
+	m.fingerprint_bits = f.hashes;
+	amq_filter_free(&f, A);
+	return m;
+}
+
+/* Bits per item the layout would take with fractional fingerprints of
+ * exactly log2(2b/p) bits at its target load; a semi-sorted bucket saves one
+ * bit per slot, so 1/load less than b4. */
+static double theory_bits(layout_index l, double fpr)
+{
+	double b = l == B2 ? 2 : l == B8 ? 8 : 4;
+	return (log2(1.0 / fpr) + log2(2 * b) - (l == SEMISORTED)) /
+	       amq_cuckoo_target_load(LAYOUTS[l]);
+}
+
+/* Bits per item with whole-bit fingerprints at the target load, before
+ * spare buckets: bits per slot / load. */
+static double whole_bit_bits(layout_index l, double fpr)
+{
+	uint32_t f = amq_cuckoo_fingerprint_bits(LAYOUTS[l], fpr);
+	return (f - (l == SEMISORTED)) / amq_cuckoo_target_load(LAYOUTS[l]);
+}
+
+/* The medians of one (n, p) cell, and of semisorted's per-round ratios to b4. */
+typedef struct cell {
+	measurement med[NLAYOUTS];
+	double ratio_add, ratio_present, ratio_absent;
+} cell;
+
+/* Runs every layout at n and fpr, round after round (so a noisy neighbour
+ * slows them alike), and takes medians. */
+static cell run_cell(uint64_t n, double fpr, int runs, uint64_t *errors)
+{
+	cell c;
+	double add[NLAYOUTS][MAX_RUNS], present[NLAYOUTS][MAX_RUNS], absent[NLAYOUTS][MAX_RUNS];
+	double r_add[MAX_RUNS], r_present[MAX_RUNS], r_absent[MAX_RUNS];
+	for (int r = 0; r < runs; r++) {
+		for (int l = 0; l < NLAYOUTS; l++) {
+			measurement m = measure(LAYOUTS[l], n, fpr);
+			add[l][r] = m.add_ns;
+			present[l][r] = m.present_ns;
+			absent[l][r] = m.absent_ns;
+			c.med[l] = m; /* the sizes and the fpr are the same every round */
+			if (m.failed_adds != 0 || m.false_negatives != 0) {
+				fprintf(stderr,
+					"cuckoo_bench: %s n=%llu p=%g: %llu failed adds, %llu "
+					"false negatives\n",
+					NAMES[l], (unsigned long long)n, fpr,
+					(unsigned long long)m.failed_adds,
+					(unsigned long long)m.false_negatives);
+				++*errors;
+			}
+		}
+		r_add[r] = add[SEMISORTED][r] / add[B4][r];
+		r_present[r] = present[SEMISORTED][r] / present[B4][r];
+		r_absent[r] = absent[SEMISORTED][r] / absent[B4][r];
+	}
+	for (int l = 0; l < NLAYOUTS; l++) {
+		c.med[l].add_ns = median(add[l], runs);
+		c.med[l].present_ns = median(present[l], runs);
+		c.med[l].absent_ns = median(absent[l], runs);
+	}
+	c.ratio_add = median(r_add, runs);
+	c.ratio_present = median(r_present, runs);
+	c.ratio_absent = median(r_absent, runs);
+	return c;
+}
+
+static void print_cell_rows(uint64_t n, double fpr, const cell *c)
+{
+	for (int l = 0; l < NLAYOUTS; l++) {
+		const measurement *m = &c->med[l];
+		double theory = theory_bits((layout_index)l, fpr);
+		printf(
+		    "| %.0e | %g | %s | %u | %.4f | %.2f | %.2f | %.2f | %+.1f%% | %.5f | %.1f | "
+		    "%.1f | %.1f |\n",
+		    (double)n, fpr, NAMES[l], m->fingerprint_bits, m->load, theory,
+		    whole_bit_bits((layout_index)l, fpr), m->bits_per_item,
+		    100.0 * (m->bits_per_item / theory - 1.0), m->fpr, m->add_ns, m->present_ns,
+		    m->absent_ns);
+	}
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t sizes[MAX_SIZES] = {1000000, 100000000};
+	int nsizes = 2, runs = DEFAULT_RUNS, first = 1;
+	if (argc > 2 && strcmp(argv[1], "--runs") == 0) {
+		runs = atoi(argv[2]);
+		first = 3;
+	}
+	if (runs < 1 || runs > MAX_RUNS) {
+		fprintf(stderr, "cuckoo_bench: --runs must be 1 to %d\n", MAX_RUNS);
+		return 2;
+	}
+	if (argc > first) {
+		nsizes = 0;
+		for (int i = first; i < argc && nsizes < MAX_SIZES; i++) {
+			double n = strtod(argv[i], NULL);
+			if (!(n >= 1 && n <= 1e10)) {
+				fprintf(stderr, "cuckoo_bench: n must be 1 to 1e10, got %s\n",
+					argv[i]);
+				return 2;
+			}
+			sizes[nsizes++] = (uint64_t)n;
+		}
+	}
+
+	printf("Each filter sized for capacity n and filled with n distinct int64 values; "
+	       "%d present (or n) and %d absent values probed in scattered order through "
+	       "amq_filter_probe_for; medians of %d rounds, the layouts taking turns in "
+	       "each.\n\n",
+	       PRESENT_PROBES, ABSENT_PROBES, runs);
+	printf("| n | p | layout | f | load | theory bits/item | whole-bit f/load | bits/item | "
+	       "vs theory | measured fpr | ns/add | ns/contains present | ns/contains absent "
+	       "|\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	cell cells[MAX_SIZES][NFPRS];
+	uint64_t errors = 0;
+	for (int i = 0; i < nsizes; i++)
+		for (size_t p = 0; p < NFPRS; p++) {
+			cells[i][p] = run_cell(sizes[i], FPRS[p], runs, &errors);
+			print_cell_rows(sizes[i], FPRS[p], &cells[i][p]);
+		}
+
+	printf("\nSemisorted against b4, measured in the same rounds (median of the per-round "
+	       "ratios):\n\n| n | p | bits/item | ns/add | ns/contains present | ns/contains "
+	       "absent |\n|---|---|---|---|---|---|\n");
+	for (int i = 0; i < nsizes; i++)
+		for (size_t p = 0; p < NFPRS; p++) {
+			const cell *c = &cells[i][p];
+			printf("| %.0e | %g | %.3fx | %.2fx | %.2fx | %.2fx |\n", (double)sizes[i],
+			       FPRS[p], c->med[SEMISORTED].bits_per_item / c->med[B4].bits_per_item,
+			       c->ratio_add, c->ratio_present, c->ratio_absent);
+		}
+	return errors == 0 ? 0 : 1;
+}
