@@ -1,6 +1,6 @@
 /*
  * pg_bulk.c - bloom_add_agg, bloom_delete_agg, cuckoo_add_agg and
- * cuckoo_delete_agg(filter, value), and cuckoo_add_unique(filter, value).
+ * cuckoo_delete_agg(filter, value).
  *
  * The aggregates keep core's amq_bulk in the aggregate memory context: the
  * first row's filter is read (detoasted and verified) and copied once, each
@@ -160,32 +160,6 @@ static Datum bulk_final(FunctionCallInfo fcinfo, const amq_pg_call *call)
 	PG_RETURN_POINTER(amq_pg_filter_to_varlena(&s->bulk.filter));
 }
 
-/* cuckoo_add_unique(filter, value): the filter itself when it may hold value
- * already (a false positive skips a new value), else cuckoo_add's copy; a
- * NULL filter gives NULL, a NULL value the filter unchanged. */
-static Datum add_unique(FunctionCallInfo fcinfo, const amq_pg_call *call)
-{
-	amq_allocator a = amq_pg_allocator(CurrentMemoryContext);
-	struct varlena *result;
-	amq_filter src, f;
-	amq_error err;
-	uint64 hash;
-	bool added;
-
-	if (PG_ARGISNULL(0))
-		PG_RETURN_NULL();
-	if (PG_ARGISNULL(1))
-		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
-	amq_pg_read_filter(PG_GETARG_DATUM(0), call, "filter", &src);
-	hash = amq_pg_hash_value(amq_pg_cached_hasher(fcinfo, 1), PG_GETARG_DATUM(1), src.seed);
-	amq_pg_check(amq_filter_add_unique(&src, hash, &f, &added, &a, &err), &err);
-	if (!added)
-		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
-	result = amq_pg_filter_to_varlena(&f);
-	amq_filter_free(&f, &a);
-	PG_RETURN_POINTER(result);
-}
-
 /* The entry points of amq--*.sql: one line per kind and SQL function. */
 AMQ_PG_KIND_FUNCTION(amq_pg_bloom_add_agg_trans, bulk_add_trans, AMQ_KIND_BLOOM, "bloom_add_agg")
 AMQ_PG_KIND_FUNCTION(amq_pg_bloom_delete_agg_trans, bulk_delete_trans, AMQ_KIND_BLOOM,
@@ -195,4 +169,3 @@ AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_add_agg_trans, bulk_add_trans, AMQ_KIND_CUCKO
 AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_delete_agg_trans, bulk_delete_trans, AMQ_KIND_CUCKOO,
 		     "cuckoo_delete_agg")
 AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_bulk_agg_final, bulk_final, AMQ_KIND_CUCKOO, "cuckoo_add_agg")
-AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_add_unique, add_unique, AMQ_KIND_CUCKOO, "cuckoo_add_unique")

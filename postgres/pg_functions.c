@@ -54,14 +54,16 @@ static Datum new_filter(FunctionCallInfo fcinfo, const amq_pg_call *call)
 /* bloom_add(filter, value), cuckoo_add(filter, value): a copy with value
  * added (a scalable filter may grow, so the copy is a core buffer turned
  * into the result); NULL value: the filter as is. A full cuckoo filter is an
- * error. */
-static Datum add(FunctionCallInfo fcinfo, const amq_pg_call *call)
+ * error. With unique (cuckoo_add_unique), the filter itself when it may hold
+ * the value already: a false positive then skips a new value. */
+static Datum add_value(FunctionCallInfo fcinfo, const amq_pg_call *call, bool unique)
 {
 	amq_allocator a = amq_pg_allocator(CurrentMemoryContext);
 	struct varlena *result;
 	amq_filter src, f;
 	amq_error err;
 	uint64 hash;
+	bool added = true;
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
@@ -69,12 +71,28 @@ static Datum add(FunctionCallInfo fcinfo, const amq_pg_call *call)
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	amq_pg_read_filter(PG_GETARG_DATUM(0), call, "filter", &src);
 	hash = amq_pg_hash_value(amq_pg_cached_hasher(fcinfo, 1), PG_GETARG_DATUM(1), src.seed);
-	amq_pg_check(amq_filter_clone(&f, &src, &a, &err), &err);
-	amq_pg_check(amq_filter_add_to(&f, hash, &a, &err), &err);
-	amq_filter_seal(&f);
+	if (unique) {
+		amq_pg_check(amq_filter_add_unique(&src, hash, &f, &added, &a, &err), &err);
+	} else {
+		amq_pg_check(amq_filter_clone(&f, &src, &a, &err), &err);
+		amq_pg_check(amq_filter_add_to(&f, hash, &a, &err), &err);
+		amq_filter_seal(&f);
+	}
+	if (!added)
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	result = amq_pg_filter_to_varlena(&f);
 	amq_filter_free(&f, &a);
 	PG_RETURN_POINTER(result);
+}
+
+static Datum add(FunctionCallInfo fcinfo, const amq_pg_call *call)
+{
+	return add_value(fcinfo, call, false);
+}
+
+static Datum add_unique(FunctionCallInfo fcinfo, const amq_pg_call *call)
+{
+	return add_value(fcinfo, call, true);
 }
 
 /* cuckoo_delete(filter, value), bloom_delete(filter, value): a copy with one
@@ -213,6 +231,7 @@ AMQ_PG_KIND_FUNCTION(amq_pg_bloom_frequency, frequency_int8, AMQ_KIND_BLOOM, "bl
 
 AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_new, new_filter, AMQ_KIND_CUCKOO, "cuckoo_new")
 AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_add, add, AMQ_KIND_CUCKOO, "cuckoo_add")
+AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_add_unique, add_unique, AMQ_KIND_CUCKOO, "cuckoo_add_unique")
 AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_delete, delete, AMQ_KIND_CUCKOO, "cuckoo_delete")
 AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_contains, contains, AMQ_KIND_CUCKOO, "cuckoo_contains")
 AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_contained_in, contained_in, AMQ_KIND_CUCKOO, "cuckoo_contains")
