@@ -37,6 +37,17 @@
  */
 #define MAX_KICKS 2000
 
+/* The table of a semi-sorted filter: b = 4 buckets of 4f - 4 bits. */
+static inline cuckoo_table semisorted_table(const amq_filter *f)
+{
+	return (cuckoo_table){.payload = f->payload,
+			      .buckets = f->cells,
+			      .bits = f->hashes,
+			      .slots = 4,
+			      .log2_slots = 2,
+			      .semisorted = true};
+}
+
 cuckoo_table amq_cuckoo_table(const amq_filter *f)
 {
 	cuckoo_table t = {.payload = f->payload, .buckets = f->cells, .bits = f->hashes};
@@ -50,10 +61,7 @@ cuckoo_table amq_cuckoo_table(const amq_filter *f)
 		t.log2_slots = 3;
 		return t;
 	case AMQ_LAYOUT_SEMISORTED:
-		t.semisorted = true;
-		t.slots = 4;
-		t.log2_slots = 2;
-		return t;
+		return semisorted_table(f);
 	case AMQ_LAYOUT_CLASSIC: /* b4 */
 	case AMQ_LAYOUT_BLOCKED: /* the Bloom layouts are never a cuckoo filter's */
 	case AMQ_LAYOUT_COUNTING:
@@ -275,9 +283,11 @@ bool amq_cuckoo_b8_contains(const amq_filter *f, uint64_t hash)
 	return plain_contains(f, hash, 8);
 }
 
+/* The semi-sorted probe; its row already says the layout, so it skips
+ * amq_cuckoo_table's switch on every probe. */
 bool amq_cuckoo_semisorted_contains(const amq_filter *f, uint64_t hash)
 {
-	cuckoo_table t = amq_cuckoo_table(f);
+	cuckoo_table t = semisorted_table(f);
 	uint32_t fp = fingerprint(hash, t.bits);
 	uint64_t i1 = amq_reduce(hash, t.buckets);
 	return amq_semisorted_has(&t, i1, fp) ||
