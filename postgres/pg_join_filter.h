@@ -53,18 +53,44 @@ void amq_jf_install_planner_hook(void);
  */
 bool amq_jf_hash_procs(Oid opno, Oid *left_proc, Oid *right_proc);
 
-/* How one key column is hashed: an extended hash function and the hash
- * clause's collation. */
+/*
+ * How a key column becomes its 64-bit part of a filter's input. Integer keys
+ * (int2, int4, int8, and types hashed as those: date, xid, cid, xid8) are
+ * taken as their value, widened to 64 bits, when the hash procs of both sides
+ * are integer ones: the operator then means equal values, so this is as exact
+ * as the extended hash and saves a function call per row. Every other key goes
+ * through its type's extended hash function.
+ */
+typedef enum amq_jf_key_form {
+	AMQ_JF_KEY_EXTENDED_HASH,
+	AMQ_JF_KEY_INT2,
+	AMQ_JF_KEY_INT4,
+	AMQ_JF_KEY_INT8,
+} amq_jf_key_form;
+
+/* How one key column is hashed: its form, its extended hash function (for
+ * AMQ_JF_KEY_EXTENDED_HASH) and the hash clause's collation. */
 typedef struct amq_jf_key {
+	amq_jf_key_form form;
 	FmgrInfo hash_fn;
 	Oid collation;
 } amq_jf_key;
 
+/* The form of a key whose side hashes with proc and whose other side with
+ * other_proc (both from amq_jf_hash_procs). */
+amq_jf_key_form amq_jf_key_form_of(Oid proc, Oid other_proc);
+
+/* Sets key up to hash in form with proc under collation. */
+void amq_jf_key_init(amq_jf_key *key, amq_jf_key_form form, Oid proc, Oid collation);
+
+/* Whether hashing any of keys may allocate (it calls a hash function), so that
+ * the caller must reset its per-row memory. */
+bool amq_jf_keys_allocate(const amq_jf_key *keys, int nkeys);
+
 /*
- * The Bloom input of one row's non-NULL keys: each hashed with its extended
- * hash function (seed 0) under its collation, mixed so that every bit depends
- * on every key, and combined in key order. Builder and probe hash the same
- * keys in the same order, so equal keys give equal inputs.
+ * The Bloom input of one row's non-NULL keys: each taken in its form, mixed so
+ * that every bit depends on every key, and combined in key order. Builder and
+ * probe hash the same keys in the same order, so equal keys give equal inputs.
  */
 uint64 amq_jf_hash_keys(const amq_jf_key *keys, int nkeys, const Datum *values);
 
@@ -83,6 +109,7 @@ typedef struct amq_jf_filter {
 	amq_jf_key *keys;      /* inner types' extended hashes, collations */
 	ExprState **key_exprs; /* the inner keys over the builder's input */
 	amq_filter bloom;      /* bytes NULL until the first build starts */
+	amq_probe contains;    /* bloom's probe on this CPU, set with its bytes */
 	bool published;	       /* complete for the current hash table */
 	bool overfull;	       /* last build ended above AMQ_JF_MAX_BUILT_FPR */
 	uint64 keys_added;     /* non-NULL keys, all builds */
@@ -119,6 +146,7 @@ typedef struct amq_jf_probe_state {
 	int nkeys;
 	AttrNumber *attnos;    /* key columns in the input's tuples */
 	amq_jf_key *keys;      /* outer types' extended hashes, collations */
+	bool keys_allocate;    /* hashing them may allocate: reset per row */
 	amq_jf_filter *filter; /* set by the ExecutorStart hook; NULL: pass all */
 	bool switched_off;
 	uint64 probed;	  /* rows checked against a usable filter */

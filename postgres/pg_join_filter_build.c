@@ -13,8 +13,8 @@
  * input column; custom_scan_tlist = Var(OUTER_VAR, i), so EXPLAIN VERBOSE
  * resolves columns through the input; custom_exprs = the inner keys of every
  * filter in turn, over the input (OUTER_VAR); custom_private = per filter its
- * id, capacity and number of keys, then per key its extended hash function
- * and collation.
+ * id, capacity and number of keys, then per key its extended hash function,
+ * its amq_jf_key_form and collation.
  */
 #include "postgres.h"
 
@@ -77,8 +77,10 @@ static Node *build_create_state(CustomScan *cscan)
 		f->keys = palloc0(sizeof(amq_jf_key) * f->nkeys);
 		f->key_exprs = palloc0(sizeof(ExprState *) * f->nkeys);
 		for (int k = 0; k < f->nkeys; k++) {
-			fmgr_info((Oid)next_int(private, &lc), &f->keys[k].hash_fn);
-			f->keys[k].collation = (Oid)next_int(private, &lc);
+			Oid proc = (Oid)next_int(private, &lc);
+			amq_jf_key_form form = (amq_jf_key_form)next_int(private, &lc);
+
+			amq_jf_key_init(&f->keys[k], form, proc, (Oid)next_int(private, &lc));
 		}
 		f->owner = state;
 	}
@@ -134,6 +136,7 @@ static void build_start(amq_jf_build_state *state)
 		amq_pg_check(amq_bloom_create(&f->bloom, f->capacity, AMQ_JF_FPR,
 					      AMQ_LAYOUT_BLOCKED, AMQ_DEFAULT_SEED, &alloc, &err),
 			     &err);
+		f->contains = amq_bloom_probe_for(&f->bloom);
 	}
 }
 

@@ -3,14 +3,16 @@
  * operator's own 64-bit extended hash function, from the hash opfamily the
  * hash join uses, so that keys the operator calls equal (int4 = int8, numeric
  * scales, text under any collation) always hash alike. The filter never
- * leaves the query, so it needs no portable hash. Also how EXPLAIN names a
- * filter's keys.
+ * leaves the query, so it needs no portable hash; for the same reason integer
+ * keys may skip the hash function and be taken as they are. Also how EXPLAIN
+ * names a filter's keys.
  */
 #include "postgres.h"
 
 #include "access/hash.h"
 #include "catalog/pg_amop.h"
 #include "utils/catcache.h"
+#include "utils/fmgroids.h"
 #include "lib/stringinfo.h"
 #include "utils/lsyscache.h"
 #include "utils/ruleutils.h"
@@ -41,7 +43,8 @@ bool amq_jf_hash_procs(Oid opno, Oid *left_proc, Oid *right_proc)
 	return found;
 }
 
-/* splitmix64's finalizer: some types' extended hashes are weak in places. */
+/* splitmix64's finalizer: integer keys are raw values, and some types'
+ * extended hashes are weak in places. */
 static uint64 mix64(uint64 h)
 {
 	h ^= h >> 30;
@@ -52,18 +55,72 @@ static uint64 mix64(uint64 h)
 	return h;
 }
 
+/* Whether proc is the extended hash of integer_ops (or of a type hashed as
+ * one of its integers), and which width it reads. */
+static amq_jf_key_form integer_form(Oid proc)
+{
+	switch (proc) {
+	case F_HASHINT2EXTENDED:
+		return AMQ_JF_KEY_INT2;
+	case F_HASHINT4EXTENDED:
+		return AMQ_JF_KEY_INT4;
+	case F_HASHINT8EXTENDED:
+		return AMQ_JF_KEY_INT8;
+	default:
+		return AMQ_JF_KEY_EXTENDED_HASH;
+	}
+}
+
+/* See pg_join_filter.h. */
+amq_jf_key_form amq_jf_key_form_of(Oid proc, Oid other_proc)
+{
+	if (integer_form(other_proc) == AMQ_JF_KEY_EXTENDED_HASH)
+		return AMQ_JF_KEY_EXTENDED_HASH;
+	return integer_form(proc);
+}
+
+/* See pg_join_filter.h. */
+void amq_jf_key_init(amq_jf_key *key, amq_jf_key_form form, Oid proc, Oid collation)
+{
+	key->form = form;
+	key->collation = collation;
+	if (form == AMQ_JF_KEY_EXTENDED_HASH)
+		fmgr_info(proc, &key->hash_fn);
+}
+
+/* See pg_join_filter.h. */
+bool amq_jf_keys_allocate(const amq_jf_key *keys, int nkeys)
+{
+	for (int i = 0; i < nkeys; i++)
+		if (keys[i].form == AMQ_JF_KEY_EXTENDED_HASH)
+			return true;
+	return false;
+}
+
+/* The 64 bits a key contributes for value. */
+static uint64 key_bits(const amq_jf_key *key, Datum value)
+{
+	switch (key->form) {
+	case AMQ_JF_KEY_INT2:
+		return (uint64)(int64)DatumGetInt16(value);
+	case AMQ_JF_KEY_INT4:
+		return (uint64)(int64)DatumGetInt32(value);
+	case AMQ_JF_KEY_INT8:
+		return (uint64)DatumGetInt64(value);
+	case AMQ_JF_KEY_EXTENDED_HASH:
+		return DatumGetUInt64(FunctionCall2Coll((FmgrInfo *)&key->hash_fn, key->collation,
+							value, Int64GetDatum(0)));
+	}
+	pg_unreachable();
+}
+
 /* See pg_join_filter.h. */
 uint64 amq_jf_hash_keys(const amq_jf_key *keys, int nkeys, const Datum *values)
 {
 	uint64 h = 0;
 
-	for (int i = 0; i < nkeys; i++) {
-		FmgrInfo *fn = (FmgrInfo *)&keys[i].hash_fn;
-		uint64 k = DatumGetUInt64(
-		    FunctionCall2Coll(fn, keys[i].collation, values[i], Int64GetDatum(0)));
-
-		h = mix64(h ^ k ^ (uint64)i);
-	}
+	for (int i = 0; i < nkeys; i++)
+		h = mix64(h ^ key_bits(&keys[i], values[i]) ^ (uint64)i);
 	return h;
 }
 

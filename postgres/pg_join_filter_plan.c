@@ -305,6 +305,9 @@ static void insert_probe(const clause_key *keys, int nkeys, int id, double pass,
 		probe->custom_private = lappend(probe->custom_private, makeInteger(keys[k].attno));
 		probe->custom_private =
 		    lappend(probe->custom_private, makeInteger((int)keys[k].left_proc));
+		probe->custom_private = lappend(
+		    probe->custom_private,
+		    makeInteger((int)amq_jf_key_form_of(keys[k].left_proc, keys[k].right_proc)));
 		probe->custom_private =
 		    lappend(probe->custom_private, makeInteger((int)keys[k].collation));
 	}
@@ -325,6 +328,8 @@ static void add_filter(HashJoin *hj, const clause_key *keys, int nkeys, uint64 c
 	for (int k = 0; k < nkeys; k++) {
 		*exprs = lappend(*exprs, copyObject(list_nth(hash->hashkeys, keys[k].clause)));
 		*private = lappend(*private, makeInteger((int)keys[k].right_proc));
+		*private = lappend(*private, makeInteger((int)amq_jf_key_form_of(
+						 keys[k].right_proc, keys[k].left_proc)));
 		*private = lappend(*private, makeInteger((int)keys[k].collation));
 	}
 }

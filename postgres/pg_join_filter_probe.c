@@ -10,7 +10,7 @@
  * builder's (the node returns the scan's own slots); custom_exprs = the keys,
  * Var(OUTER_VAR, attno), for EXPLAIN; custom_private = filter id, the
  * planner's expected pass rate, the number of keys, then per key its column,
- * extended hash function and collation.
+ * extended hash function, amq_jf_key_form and collation.
  */
 #include "postgres.h"
 
@@ -57,10 +57,14 @@ static Node *probe_create_state(CustomScan *cscan)
 	state->attnos = palloc(sizeof(AttrNumber) * state->nkeys);
 	state->keys = palloc0(sizeof(amq_jf_key) * state->nkeys);
 	for (int k = 0; k < state->nkeys; k++) {
-		state->attnos[k] = (AttrNumber)intVal(list_nth(private, 3 + 3 * k));
-		fmgr_info((Oid)intVal(list_nth(private, 4 + 3 * k)), &state->keys[k].hash_fn);
-		state->keys[k].collation = (Oid)intVal(list_nth(private, 5 + 3 * k));
+		int at = 3 + 4 * k;
+
+		state->attnos[k] = (AttrNumber)intVal(list_nth(private, at));
+		amq_jf_key_init(&state->keys[k], (amq_jf_key_form)intVal(list_nth(private, at + 2)),
+				(Oid)intVal(list_nth(private, at + 1)),
+				(Oid)intVal(list_nth(private, at + 3)));
 	}
+	state->keys_allocate = amq_jf_keys_allocate(state->keys, state->nkeys);
 	return (Node *)state;
 }
 
@@ -78,7 +82,7 @@ static void probe_begin(CustomScanState *node, EState *estate, int eflags)
  * not pay. */
 static bool probe_row(amq_jf_probe_state *state, TupleTableSlot *slot)
 {
-	ExprContext *econtext = state->css.ss.ps.ps_ExprContext;
+	const amq_jf_filter *f = state->filter;
 	Datum values[INDEX_MAX_KEYS];
 	bool isnull = false;
 	bool pass;
@@ -88,13 +92,16 @@ static bool probe_row(amq_jf_probe_state *state, TupleTableSlot *slot)
 		values[k] = slot_getattr(slot, state->attnos[k], &isnull);
 	if (isnull) {
 		pass = false; /* hash operators are strict: NULL matches nothing */
-	} else {
+	} else if (state->keys_allocate) {
+		ExprContext *econtext = state->css.ss.ps.ps_ExprContext;
 		MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
 		uint64 h = amq_jf_hash_keys(state->keys, state->nkeys, values);
 
 		MemoryContextSwitchTo(old);
 		ResetExprContext(econtext);
-		pass = amq_bloom_contains(&state->filter->bloom, h);
+		pass = f->contains(&f->bloom, h);
+	} else {
+		pass = f->contains(&f->bloom, amq_jf_hash_keys(state->keys, state->nkeys, values));
 	}
 	if (!pass)
 		state->removed++;

@@ -52,7 +52,7 @@ def setup_sql(seed):
     ]
     for name in TABLES:
         rows = 0 if name == "t5" else rng.choice([30, 200, 800, 2000])
-        lo = rng.randint(0, 1000)
+        lo = rng.randint(-1000, 1000)
         hi = lo + max(rows, 30) * rng.choice([1, 2, 4])
         skew = rng.choice([1, 1, 2])
         nullp = rng.choice([0.0, 0.05, 0.3])
