@@ -44,6 +44,11 @@ extern double amq_jf_max_pass_rate; /* build when expected pass rate <= this */
 /* Installs the planner hook, chaining any hook already set. */
 void amq_jf_install_planner_hook(void);
 
+/* Whether this backend has planned a join filter: until it has, and outside
+ * parallel workers (whose plans come from their leader), no executor tree
+ * holds one and the ExecutorStart hook has nothing to link. */
+extern bool amq_jf_planned_any;
+
 /* ---- hashing a key with its join operator's hash support (pg_join_filter_hash.c) ---- */
 
 /*

@@ -6,10 +6,12 @@
  * the probe is initialised before its builder (ExecInitHashJoin starts the
  * outer side first), so this is done by one walk over the finished tree. A
  * tree started any other way (EvalPlanQual's copy) stays unlinked, and an
- * unlinked probe lets every row pass.
+ * unlinked probe lets every row pass. A backend that has never planned a
+ * filter skips the walk, so loading the library costs other queries nothing.
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "executor/executor.h"
 #include "nodes/nodeFuncs.h"
 
@@ -64,7 +66,8 @@ static amq_jf_filter *find_filter(List *builders, int id)
 	return NULL;
 }
 
-/* Starts the executor as usual, then links the tree it built. */
+/* Starts the executor as usual, then links the tree it built when it may
+ * hold join filters (see amq_jf_planned_any). */
 static void link_executor_start(QueryDesc *queryDesc, int eflags)
 {
 	link_walk walk = {NIL, NIL};
@@ -74,6 +77,8 @@ static void link_executor_start(QueryDesc *queryDesc, int eflags)
 		prev_executor_start(queryDesc, eflags);
 	else
 		standard_ExecutorStart(queryDesc, eflags);
+	if (!amq_jf_planned_any && !IsParallelWorker())
+		return;
 	collect(queryDesc->planstate, &walk);
 	foreach (lc, walk.probes) {
 		amq_jf_probe_state *p = lfirst(lc);

@@ -28,6 +28,8 @@
 
 static planner_hook_type prev_planner;
 
+bool amq_jf_planned_any = false;
+
 /* What one walk over a PlannedStmt hands out. */
 typedef struct plan_walk {
 	int next_filter_id;
@@ -425,6 +427,8 @@ static PlannedStmt *join_filter_planner(Query *parse, const char *query_string, 
 	foreach (lc, stmt->subplans)
 		if (lfirst(lc) != NULL)
 			add_filters((Plan **)&lfirst(lc), &walk);
+	if (walk.next_filter_id > 1)
+		amq_jf_planned_any = true;
 	return stmt;
 }
 
