@@ -28,8 +28,10 @@ void _PG_init(void)
 	    &amq_jf_enabled, false, PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable(
 	    "amq.join_filter_max_memory", "Largest Bloom filter one hash clause may get.",
-	    "Hash joins whose inner side needs more get no filter.", &amq_jf_max_kb, 32 * 1024, 64,
-	    MAX_KILOBYTES, PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	    "Hash joins whose inner side needs more, or more than work_mem times "
+	    "hash_mem_multiplier, get no filter.",
+	    &amq_jf_max_kb, 32 * 1024, 64, MAX_KILOBYTES, PGC_USERSET, GUC_UNIT_KB, NULL, NULL,
+	    NULL);
 	DefineCustomRealVariable(
 	    "amq.join_filter_max_pass_rate",
 	    "Builds a join filter when the planner expects at most this share of outer rows to "

@@ -18,6 +18,7 @@
 #include "postgres.h"
 
 #include "executor/nodeHash.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/cost.h"
@@ -139,10 +140,12 @@ static bool join_worth_filtering(HashJoin *hj, double pass)
 }
 
 /* Keys a filter for an inner side of inner_rows is sized for, or 0 when even
- * the smallest sensible filter would exceed amq.join_filter_max_memory. */
+ * the smallest sensible filter would exceed amq.join_filter_max_memory or the
+ * memory a hash join may use (work_mem times hash_mem_multiplier): a filter
+ * never takes more than the hash table it shadows may. */
 static uint64 filter_capacity(double inner_rows)
 {
-	double max_bytes = (double)amq_jf_max_kb * 1024.0;
+	double max_bytes = Min((double)amq_jf_max_kb * 1024.0, (double)get_hash_memory_limit());
 	double want = Min(Max(2.0 * inner_rows, 1024.0), (double)PG_INT32_MAX);
 
 	for (int attempt = 0; attempt < 2; attempt++) {

@@ -131,6 +131,14 @@ SET amq.join_filter_max_memory = '64kB';
 EXPLAIN (COSTS OFF)
 SELECT count(*) FROM jf_big a JOIN jf_big b ON a.id = b.id;
 RESET amq.join_filter_max_memory;
+-- Nor is a filter larger than the hash join's own memory limit (work_mem
+-- times hash_mem_multiplier).
+SET work_mem = '64kB';
+SET hash_mem_multiplier = 1;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM jf_big a JOIN jf_big b ON a.id = b.id;
+RESET work_mem;
+RESET hash_mem_multiplier;
 
 -- Rescans: a hash join under a nested loop rebuilds its table (and filter)
 -- when its inner side depends on the outer row.
