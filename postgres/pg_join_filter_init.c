@@ -13,7 +13,7 @@
 
 #include "pg_join_filter.h"
 
-bool amq_jf_enabled = false;
+bool amq_jf_enabled = true;
 int amq_jf_max_kb = 32 * 1024;
 double amq_jf_max_pass_rate = 0.5;
 
@@ -25,7 +25,7 @@ void _PG_init(void)
 	DefineCustomBoolVariable(
 	    "amq.join_filter", "Gives hash joins Bloom filters that drop outer rows at the scan.",
 	    "Applies to inner, semi and right hash joins that are not parallel-aware.",
-	    &amq_jf_enabled, false, PGC_USERSET, 0, NULL, NULL, NULL);
+	    &amq_jf_enabled, true, PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable(
 	    "amq.join_filter_max_memory", "Largest Bloom filter one hash clause may get.",
 	    "Hash joins whose inner side needs more, or more than work_mem times "

@@ -9,7 +9,8 @@ untimed warm-up run), and prints a Markdown table of median wall times (psql
 rows. Serial plans (max_parallel_workers_per_gather = 0): parallel-aware hash
 joins get no filter, see README.
 
-Usage: bench.py [REPS]   (psql from AMQ_PSQL, connection from PG*)
+Usage: bench.py [REPS [MATCH]]   (only the queries whose name contains MATCH;
+       psql from AMQ_PSQL, connection from PG*)
 """
 import os
 import re
@@ -112,9 +113,12 @@ def same_rows(query, extra=""):
 
 def main():
     reps = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    match = sys.argv[2] if len(sys.argv) > 2 else ""
     print("| query | work_mem | off (ms) | on (ms) | off/on |")
     print("|---|---|---:|---:|---:|")
     for name, query, extra in [(n, q, "") for n, q in QUERIES] + [FORCED]:
+        if match not in name:
+            continue
         if not same_rows(query, extra):
             print(f"| {name} | RESULTS DIFFER | | | |")
             continue
