@@ -77,6 +77,21 @@ static void probe_begin(CustomScanState *node, EState *estate, int eflags)
 	node->ss.ps.resultops = ExecGetResultSlotOps(input, &node->ss.ps.resultopsfixed);
 }
 
+/* A switched-off probe's node: its input's next row, with nothing in between
+ * but this call. */
+static TupleTableSlot *pass_through(PlanState *node)
+{
+	return ExecProcNode(outerPlanState(node));
+}
+
+/* Stops probing for the rest of the query: from the next row on, the executor
+ * calls pass_through() instead of the custom scan's machinery. */
+static void switch_off(amq_jf_probe_state *state)
+{
+	state->switched_off = true;
+	ExecSetExecProcNode(&state->css.ss.ps, pass_through);
+}
+
 /* True when the row in slot may have a match: its key is not NULL and may be
  * in the filter. Counts the probe and switches the filter off when it does
  * not pay. */
@@ -107,7 +122,7 @@ static bool probe_row(amq_jf_probe_state *state, TupleTableSlot *slot)
 		state->removed++;
 	if (state->probed == AMQ_JF_CHECK_ROWS &&
 	    (double)(state->probed - state->removed) > AMQ_JF_MAX_RUNTIME_PASS * state->probed)
-		state->switched_off = true;
+		switch_off(state);
 	return pass;
 }
 
