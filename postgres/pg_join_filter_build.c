@@ -197,6 +197,7 @@ bool amq_jf_filter_usable(amq_jf_filter *f)
 		return false;
 	if (!f->shared)
 		return f->published;
+	/* 16 and later call this phase PHJ_BUILD_HASH_OUTER (also 3). */
 	if (table->parallel_state == NULL ||
 	    BarrierPhase(&table->parallel_state->build_barrier) < PHJ_BUILD_HASHING_OUTER)
 		return false;

@@ -256,6 +256,23 @@ SELECT count(*), sum(b.id) FROM jf_fact f JOIN jf_big b ON f.id = b.id WHERE b.i
 SET amq.join_filter = on;
 RESET work_mem;
 RESET hash_mem_multiplier;
+-- A Gather rescanned for every outer row: the shared filter is emptied with
+-- the rest of the parallel state and built again each time.
+EXPLAIN (COSTS OFF)
+SELECT o.k, (SELECT count(*) FROM (SELECT f.id FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1
+  WHERE d.region = 'ASIA' OFFSET 0) s WHERE s.id % 7 = o.k) FROM (VALUES (1), (2), (3)) o(k);
+SELECT o.k, (SELECT count(*) FROM (SELECT f.id FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1
+  WHERE d.region = 'ASIA' OFFSET 0) s WHERE s.id % 7 = o.k) FROM (VALUES (1), (2), (3)) o(k);
+SET amq.join_filter = off;
+SELECT o.k, (SELECT count(*) FROM (SELECT f.id FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1
+  WHERE d.region = 'ASIA' OFFSET 0) s WHERE s.id % 7 = o.k) FROM (VALUES (1), (2), (3)) o(k);
+SET amq.join_filter = on;
+-- Without parallel mode (a cursor), the same plan builds a private filter.
+BEGIN;
+DECLARE jf_par CURSOR FOR
+SELECT count(*), sum(b.id) FROM jf_fact f JOIN jf_big b ON f.id = b.id WHERE b.id <= 5000;
+FETCH ALL FROM jf_par;
+COMMIT;
 SET enable_parallel_hash = off;
 EXPLAIN (COSTS OFF)
 SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
