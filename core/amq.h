@@ -235,6 +235,11 @@ amq_status amq_bloom_create_exact(amq_filter *f, amq_layout layout, uint64_t bit
  * here (no allocator): a full newest link takes the value past its capacity,
  * so its rate rises above the schedule; use amq_filter_add_to to grow. */
 void amq_bloom_add(amq_filter *f, uint64_t hash);
+/* Adds hash to a blocked Bloom filter that other threads or processes add to
+ * at the same time: each word is ORed atomically, so no bit is lost. The
+ * payload ends up as amq_bloom_add's would; items and the header are left
+ * alone. f->bytes must be 8-byte aligned. */
+void amq_blocked_add_concurrent(amq_filter *f, uint64_t hash);
 /* False when hash was certainly never added to f. */
 bool amq_bloom_contains(const amq_filter *f, uint64_t hash);
 /* The test amq_bloom_contains runs for f on this CPU (it depends only on f's

@@ -46,6 +46,19 @@ void amq_blocked_add(amq_filter *f, uint64_t hash)
 	}
 }
 
+void amq_blocked_add_concurrent(amq_filter *f, uint64_t hash)
+{
+	uint8_t *block = block_of(f, hash);
+	uint64_t g = amq_mix64(hash);
+	uint32_t k = f->hashes;
+	for (uint32_t i = 0; i < k; i++) {
+		unsigned j = (unsigned)(g + i) & 7;
+		uint64_t mask; /* the bit, in the word's byte order in memory */
+		amq_store64le((uint8_t *)&mask, word_bit(g, j));
+		__atomic_fetch_or((uint64_t *)(void *)(block + 8 * j), mask, __ATOMIC_RELAXED);
+	}
+}
+
 bool amq_blocked_contains_portable(const amq_filter *f, uint64_t hash)
 {
 	const uint8_t *block = block_of(f, hash);

@@ -115,7 +115,10 @@ typedef struct amq_jf_filter {
 	ExprState **key_exprs; /* the inner keys over the builder's input */
 	amq_filter bloom;      /* bytes NULL until the first build starts */
 	amq_probe contains;    /* bloom's probe on this CPU, set with its bytes */
-	bool published;	       /* complete for the current hash table */
+	bool shared;	       /* bytes in the DSM of a Parallel Hash join, filled
+				* by every participant (see amq_jf_filter_usable) */
+	bool published;	       /* private: complete for the current hash table;
+				* shared: overfull computed for the current build */
 	bool overfull;	       /* last build ended above AMQ_JF_MAX_BUILT_FPR */
 	uint64 keys_added;     /* non-NULL keys, all builds */
 	struct amq_jf_build_state *owner;
@@ -134,14 +137,16 @@ extern const CustomScanMethods amq_jf_build_methods;
 extern const CustomExecMethods amq_jf_build_exec_methods;
 
 /*
- * True when f may drop rows now: it is linked to its hash join, its build
- * for the join's current hash table is complete, and that table exists (a
- * hash join that decided to rebuild has none until the rebuild starts).
+ * True when f may drop rows now: it is linked to its hash join, that join has
+ * a hash table (one that decided to rebuild has none until the rebuild
+ * starts), and the build of that table is complete and did not end overfull.
+ * A private filter is complete when its own builder saw the end of its input.
+ * A shared one (Parallel Hash) is complete when the join's build barrier has
+ * moved past PHJ_BUILD_HASHING_INNER: every participant that took part in the
+ * build has then added all the rows it read, and one that arrives later finds
+ * the filter whole. A participant never probes with a partial filter.
  */
-static inline bool amq_jf_filter_usable(const amq_jf_filter *f)
-{
-	return f->published && f->owner->join != NULL && f->owner->join->hj_HashTable != NULL;
-}
+bool amq_jf_filter_usable(amq_jf_filter *f);
 
 /* ---- the probe node (pg_join_filter_probe.c) ---- */
 

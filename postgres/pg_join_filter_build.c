@@ -8,6 +8,14 @@
  * from scratch; a hash join that keeps its table never rescans us, and its
  * filters stay valid.
  *
+ * Under a Parallel Hash join the builder is parallel-aware: its filters live
+ * in the query's dynamic shared memory, created empty by the leader, and every
+ * participant adds the rows its share of the input brings, with atomic ORs.
+ * They are usable once the join's build barrier says the whole table is built
+ * (amq_jf_filter_usable). A rescan of the parallel plan clears them before the
+ * workers start again. Run without shared memory (no workers could be used),
+ * the same plan builds private filters as above.
+ *
  * Plan form (built by pg_join_filter_plan.c, already as set_plan_refs leaves
  * a plan): lefttree = the input; targetlist = Var(INDEX_VAR, i) for each
  * input column; custom_scan_tlist = Var(OUTER_VAR, i), so EXPLAIN VERBOSE
@@ -18,9 +26,13 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
+#include "executor/hashjoin.h"
 #include "nodes/makefuncs.h"
+#include "storage/barrier.h"
+#include "storage/shm_toc.h"
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
 
@@ -33,6 +45,10 @@ static TupleTableSlot *build_exec(CustomScanState *node);
 static void build_end(CustomScanState *node);
 static void build_rescan(CustomScanState *node);
 static void build_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+static Size build_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
+static void build_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void build_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void build_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinate);
 
 const CustomScanMethods amq_jf_build_methods = {
     .CustomName = AMQ_JF_BUILD_NAME,
@@ -46,6 +62,10 @@ const CustomExecMethods amq_jf_build_exec_methods = {
     .EndCustomScan = build_end,
     .ReScanCustomScan = build_rescan,
     .ExplainCustomScan = build_explain,
+    .EstimateDSMCustomScan = build_estimate_dsm,
+    .InitializeDSMCustomScan = build_initialize_dsm,
+    .ReInitializeDSMCustomScan = build_reinitialize_dsm,
+    .InitializeWorkerCustomScan = build_initialize_worker,
 };
 
 /* The next integer of custom_private, at *lc, which moves on. */
@@ -107,7 +127,8 @@ static void build_begin(CustomScanState *node, EState *estate, int eflags)
 		}
 }
 
-/* Drops the filters' memory and marks them unpublished. */
+/* Marks the filters unpublished and drops the memory of private ones (shared
+ * ones belong to the parallel query and are cleared by its re-initialisation). */
 static void build_reset(amq_jf_build_state *state)
 {
 	amq_allocator alloc = amq_pg_allocator(state->css.ss.ps.state->es_query_cxt);
@@ -116,6 +137,9 @@ static void build_reset(amq_jf_build_state *state)
 		amq_jf_filter *f = &state->filters[i];
 
 		f->published = false;
+		f->overfull = false;
+		if (f->shared)
+			continue;
 		if (f->bloom.bytes != NULL)
 			amq_filter_free(&f->bloom, &alloc);
 		f->bloom.bytes = NULL;
@@ -124,7 +148,7 @@ static void build_reset(amq_jf_build_state *state)
 	state->finished = false;
 }
 
-/* Creates the empty filters a build fills. */
+/* Creates the empty private filters a build fills (shared ones exist). */
 static void build_start(amq_jf_build_state *state)
 {
 	amq_allocator alloc = amq_pg_allocator(state->css.ss.ps.state->es_query_cxt);
@@ -133,6 +157,8 @@ static void build_start(amq_jf_build_state *state)
 	for (int i = 0; i < state->nfilters; i++) {
 		amq_jf_filter *f = &state->filters[i];
 
+		if (f->shared)
+			continue;
 		amq_pg_check(amq_bloom_create(&f->bloom, f->capacity, AMQ_JF_FPR,
 					      AMQ_LAYOUT_BLOCKED, AMQ_DEFAULT_SEED, &alloc, &err),
 			     &err);
@@ -140,16 +166,46 @@ static void build_start(amq_jf_build_state *state)
 	}
 }
 
-/* Publishes the filters of a finished build, unless one came out too full
- * to be worth probing (the inner side held far more keys than planned). */
+/* Whether a finished filter came out too full to be worth probing (the inner
+ * side held far more keys than planned). */
+static bool filter_overfull(const amq_jf_filter *f)
+{
+	return amq_bloom_expected_fpr(&f->bloom) > AMQ_JF_MAX_BUILT_FPR;
+}
+
+/* Publishes the private filters of a finished build, unless overfull. Shared
+ * filters are published by their join's build barrier instead. */
 static void build_publish(amq_jf_build_state *state)
 {
 	for (int i = 0; i < state->nfilters; i++) {
 		amq_jf_filter *f = &state->filters[i];
 
-		f->overfull = amq_bloom_expected_fpr(&f->bloom) > AMQ_JF_MAX_BUILT_FPR;
+		if (f->shared)
+			continue;
+		f->overfull = filter_overfull(f);
 		f->published = !f->overfull;
 	}
+}
+
+/* See pg_join_filter.h. */
+bool amq_jf_filter_usable(amq_jf_filter *f)
+{
+	HashJoinState *join = f->owner->join;
+	HashJoinTable table = join != NULL ? join->hj_HashTable : NULL;
+
+	if (table == NULL)
+		return false;
+	if (!f->shared)
+		return f->published;
+	/* 16 and later call this phase PHJ_BUILD_HASH_OUTER (also 3). */
+	if (table->parallel_state == NULL ||
+	    BarrierPhase(&table->parallel_state->build_barrier) < PHJ_BUILD_HASHING_OUTER)
+		return false;
+	if (!f->published) { /* the first look at this build's finished filter */
+		f->overfull = filter_overfull(f);
+		f->published = true;
+	}
+	return !f->overfull;
 }
 
 /* Passes the next input tuple on after adding its keys to the filters. */
@@ -184,7 +240,11 @@ static TupleTableSlot *build_exec(CustomScanState *node)
 		/* Hash operators are strict: a row with a NULL key matches nothing. */
 		if (any_null)
 			continue;
-		amq_bloom_add(&f->bloom, amq_jf_hash_keys(f->keys, f->nkeys, values));
+		if (f->shared)
+			amq_blocked_add_concurrent(&f->bloom,
+						   amq_jf_hash_keys(f->keys, f->nkeys, values));
+		else
+			amq_bloom_add(&f->bloom, amq_jf_hash_keys(f->keys, f->nkeys, values));
 		f->keys_added++;
 	}
 	MemoryContextSwitchTo(old);
@@ -206,6 +266,102 @@ static void build_rescan(CustomScanState *node)
 	build_reset((amq_jf_build_state *)node);
 	if (input->chgParam == NULL)
 		ExecReScan(input);
+}
+
+/* The bytes of filter f's serialized form (a blocked filter: header and
+ * bits), which it takes in shared memory, MAXALIGNed. */
+static Size filter_bytes(const amq_jf_filter *f)
+{
+	uint64 bits;
+	uint32 hashes;
+	amq_error err;
+
+	amq_pg_check(
+	    amq_bloom_size(f->capacity, AMQ_JF_FPR, AMQ_LAYOUT_BLOCKED, &bits, &hashes, &err),
+	    &err);
+	return AMQ_HEADER_BYTES + bits / 8;
+}
+
+/* Parallel query: the shared memory all of this builder's filters take. */
+static Size build_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
+{
+	amq_jf_build_state *state = (amq_jf_build_state *)node;
+	Size total = 0;
+
+	for (int i = 0; i < state->nfilters; i++)
+		total = add_size(total, MAXALIGN(filter_bytes(&state->filters[i])));
+	return total;
+}
+
+/* Where the next filter goes in a builder's share of shared memory: the
+ * allocator that amq_bloom_create writes an empty filter through. */
+typedef struct dsm_cursor {
+	char *next;
+	Size left;
+} dsm_cursor;
+
+/* Hands out the cursor's next bytes, or NULL when they would not fit (an
+ * estimate that disagrees with the filter's size: an error, never an overrun). */
+static void *dsm_take(void *ctx, size_t size)
+{
+	dsm_cursor *cursor = ctx;
+	void *at = cursor->next;
+
+	if (MAXALIGN(size) > cursor->left)
+		return NULL;
+	cursor->next += MAXALIGN(size);
+	cursor->left -= MAXALIGN(size);
+	return at;
+}
+
+/* Shared memory is freed with the parallel query, never filter by filter. */
+static void dsm_keep(void *ctx, void *ptr) {}
+
+/* The leader: creates the empty shared filters in coordinate (pscan_len
+ * bytes, as estimated). */
+static void build_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	amq_jf_build_state *state = (amq_jf_build_state *)node;
+	dsm_cursor cursor = {coordinate, node->pscan_len};
+	amq_allocator alloc = {dsm_take, dsm_keep, &cursor};
+	amq_error err;
+
+	for (int i = 0; i < state->nfilters; i++) {
+		amq_jf_filter *f = &state->filters[i];
+
+		amq_pg_check(amq_bloom_create(&f->bloom, f->capacity, AMQ_JF_FPR,
+					      AMQ_LAYOUT_BLOCKED, AMQ_DEFAULT_SEED, &alloc, &err),
+			     &err);
+		f->contains = amq_bloom_probe_for(&f->bloom);
+		f->shared = true;
+	}
+}
+
+/* The leader, before a rescan of the parallel plan: empties the filters. */
+static void build_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	amq_jf_build_state *state = (amq_jf_build_state *)node;
+
+	for (int i = 0; i < state->nfilters; i++)
+		memset(state->filters[i].bloom.payload, 0, state->filters[i].bloom.payload_size);
+}
+
+/* A worker: views the filters the leader created. */
+static void build_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	amq_jf_build_state *state = (amq_jf_build_state *)node;
+	char *at = coordinate;
+	amq_error err;
+
+	for (int i = 0; i < state->nfilters; i++) {
+		amq_jf_filter *f = &state->filters[i];
+		Size size = filter_bytes(f);
+
+		amq_pg_check(amq_filter_open(&f->bloom, at, size, &err), &err);
+		f->contains = amq_bloom_probe_for(&f->bloom);
+		f->shared = true;
+		at += MAXALIGN(size);
+	}
 }
 
 /* EXPLAIN: the filters built and, under ANALYZE, what went into them. */

@@ -88,16 +88,15 @@ static void max_node_id(Plan **slot, void *arg)
  * Whether a filter built from the inner keys may drop outer rows: only when
  * an outer row without a match produces no output. PostgreSQL's JOIN_RIGHT
  * preserves the inner (hashed) side, so it qualifies; LEFT and FULL preserve
- * the outer side and ANTI keeps exactly the rows without a match. Parallel-
- * aware hash joins share one table built by all participants, and a filter
- * built by one of them would be partial: they are left alone.
+ * the outer side and ANTI keeps exactly the rows without a match. A Parallel
+ * Hash join qualifies too: its builder is parallel-aware and fills one shared
+ * filter from every participant (pg_join_filter_build.c).
  */
 static bool join_may_filter(HashJoin *hj)
 {
 	Plan *hash = innerPlan(hj);
 
-	if (hj->join.plan.parallel_aware || hash == NULL || !IsA(hash, Hash) ||
-	    hash->parallel_aware || hj->hashkeys == NIL)
+	if (hash == NULL || !IsA(hash, Hash) || hj->hashkeys == NIL)
 		return false;
 	switch (hj->join.jointype) {
 	case JOIN_INNER:
@@ -392,6 +391,8 @@ static void add_join_filters(HashJoin *hj, plan_walk *walk)
 		for (int k = 0; k < nkeys; k++)
 			add_filter(hj, &keys[k], 1, capacity, pass, &exprs, &private, walk);
 	builder = make_passthrough(outerPlan(hash), &amq_jf_build_methods, walk);
+	/* Under a Parallel Hash node: gets the shared memory its filters live in. */
+	builder->scan.plan.parallel_aware = hash->plan.parallel_aware;
 	builder->custom_exprs = exprs;
 	builder->custom_private = private;
 	outerPlan(hash) = &builder->scan.plan;

@@ -231,13 +231,48 @@ SET amq.join_filter = off;
 SELECT f.id, d.d1 FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA' LIMIT 4;
 SET amq.join_filter = on;
 
--- Parallel-aware hash joins are left alone; a per-worker one is filtered.
+-- Parallel Hash joins: every participant adds its share of the inner rows to
+-- one filter in shared memory (the builder is parallel-aware), and a probe
+-- uses it only once the join's build barrier says the whole table is built.
+-- A hash join under a Gather that is not parallel-aware builds its whole
+-- table, and filter, in each participant.
 SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 EXPLAIN (COSTS OFF)
 SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
+SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
+-- A multi-batch Parallel Hash join: the outer rows are partitioned into
+-- batches after the build, through the probe.
+SET work_mem = '64kB';
+SET hash_mem_multiplier = 1;
+EXPLAIN (COSTS OFF)
+SELECT count(*), sum(b.id) FROM jf_fact f JOIN jf_big b ON f.id = b.id WHERE b.id <= 5000;
+SELECT count(*), sum(b.id) FROM jf_fact f JOIN jf_big b ON f.id = b.id WHERE b.id <= 5000;
+SET amq.join_filter = off;
+SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
+SELECT count(*), sum(b.id) FROM jf_fact f JOIN jf_big b ON f.id = b.id WHERE b.id <= 5000;
+SET amq.join_filter = on;
+RESET work_mem;
+RESET hash_mem_multiplier;
+-- A Gather rescanned for every outer row: the shared filter is emptied with
+-- the rest of the parallel state and built again each time.
+EXPLAIN (COSTS OFF)
+SELECT o.k, (SELECT count(*) FROM (SELECT f.id FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1
+  WHERE d.region = 'ASIA' OFFSET 0) s WHERE s.id % 7 = o.k) FROM (VALUES (1), (2), (3)) o(k);
+SELECT o.k, (SELECT count(*) FROM (SELECT f.id FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1
+  WHERE d.region = 'ASIA' OFFSET 0) s WHERE s.id % 7 = o.k) FROM (VALUES (1), (2), (3)) o(k);
+SET amq.join_filter = off;
+SELECT o.k, (SELECT count(*) FROM (SELECT f.id FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1
+  WHERE d.region = 'ASIA' OFFSET 0) s WHERE s.id % 7 = o.k) FROM (VALUES (1), (2), (3)) o(k);
+SET amq.join_filter = on;
+-- Without parallel mode (a cursor), the same plan builds a private filter.
+BEGIN;
+DECLARE jf_par CURSOR FOR
+SELECT count(*), sum(b.id) FROM jf_fact f JOIN jf_big b ON f.id = b.id WHERE b.id <= 5000;
+FETCH ALL FROM jf_par;
+COMMIT;
 SET enable_parallel_hash = off;
 EXPLAIN (COSTS OFF)
 SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
