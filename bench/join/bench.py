@@ -6,8 +6,9 @@ noise: its plan is the same either way), with amq.join_filter off and on, at
 work_mem 4MB (the default) and 256MB, REPS times each (interleaved, after one
 untimed warm-up run), and prints a Markdown table of median wall times (psql
 \\timing) and the off/on ratio. Checks that both settings return the same
-rows. Serial plans (max_parallel_workers_per_gather = 0): parallel-aware hash
-joins get no filter, see README.
+rows. Serial plans (max_parallel_workers_per_gather = 0) unless
+AMQ_JOIN_WORKERS names another value (Parallel Hash joins then share one
+filter, see README).
 
 Usage: bench.py [REPS [MATCH]]   (only the queries whose name contains MATCH;
        psql from AMQ_PSQL, connection from PG*)
@@ -84,7 +85,8 @@ SELECT count(*) FROM lineorder"""),
 FORCED = ("FK join, every row matches, filter forced (max_pass_rate 1)",
           QUERIES[-2][1], "SET amq.join_filter_max_pass_rate = 1;")
 
-SETUP = ("LOAD 'amq'; SET max_parallel_workers_per_gather = 0; SET jit = off; "
+WORKERS = int(os.environ.get("AMQ_JOIN_WORKERS", "0"))
+SETUP = (f"LOAD 'amq'; SET max_parallel_workers_per_gather = {WORKERS}; SET jit = off; "
          "\\o /dev/null\n\\timing on\n")
 
 
@@ -106,7 +108,7 @@ def timed(query, work_mem, on, extra=""):
 def same_rows(query, extra=""):
     """Whether the query returns the same rows with the filter off and on."""
     def rows(on):
-        return run(f"LOAD 'amq'; SET max_parallel_workers_per_gather = 0; "
+        return run(f"LOAD 'amq'; SET max_parallel_workers_per_gather = {WORKERS}; "
                    f"SET amq.join_filter = {'on' if on else 'off'}; {extra}\n{query};\n")
     return rows(False) == rows(True)
 
