@@ -92,12 +92,49 @@ void amq_jf_key_init(amq_jf_key *key, amq_jf_key_form form, Oid proc, Oid collat
  * the caller must reset its per-row memory. */
 bool amq_jf_keys_allocate(const amq_jf_key *keys, int nkeys);
 
+/* splitmix64's finalizer: integer keys are raw values, and some types'
+ * extended hashes are weak in places. */
+static inline uint64 amq_jf_mix64(uint64 h)
+{
+	h ^= h >> 30;
+	h *= UINT64CONST(0xbf58476d1ce4e5b9);
+	h ^= h >> 27;
+	h *= UINT64CONST(0x94d049bb133111eb);
+	h ^= h >> 31;
+	return h;
+}
+
+/* The 64 bits a key contributes for value. */
+static inline uint64 amq_jf_key_bits(const amq_jf_key *key, Datum value)
+{
+	switch (key->form) {
+	case AMQ_JF_KEY_INT2:
+		return (uint64)(int64)DatumGetInt16(value);
+	case AMQ_JF_KEY_INT4:
+		return (uint64)(int64)DatumGetInt32(value);
+	case AMQ_JF_KEY_INT8:
+		return (uint64)DatumGetInt64(value);
+	case AMQ_JF_KEY_EXTENDED_HASH:
+		return DatumGetUInt64(FunctionCall2Coll((FmgrInfo *)&key->hash_fn, key->collation,
+							value, Int64GetDatum(0)));
+	}
+	pg_unreachable();
+}
+
 /*
  * The Bloom input of one row's non-NULL keys: each taken in its form, mixed so
  * that every bit depends on every key, and combined in key order. Builder and
  * probe hash the same keys in the same order, so equal keys give equal inputs.
+ * Inline: the probe runs it for every row of the scan.
  */
-uint64 amq_jf_hash_keys(const amq_jf_key *keys, int nkeys, const Datum *values);
+static inline uint64 amq_jf_hash_keys(const amq_jf_key *keys, int nkeys, const Datum *values)
+{
+	uint64 h = 0;
+
+	for (int i = 0; i < nkeys; i++)
+		h = amq_jf_mix64(h ^ amq_jf_key_bits(&keys[i], values[i]) ^ (uint64)i);
+	return h;
+}
 
 /* EXPLAIN's text for a filter's keys in a deparse context: "f.a", or
  * "(f.a, f.b)" for a combined filter. */
@@ -158,6 +195,7 @@ typedef struct amq_jf_probe_state {
 	amq_jf_key *keys;      /* outer types' extended hashes, collations */
 	bool keys_allocate;    /* hashing them may allocate: reset per row */
 	amq_jf_filter *filter; /* set by the ExecutorStart hook; NULL: pass all */
+	bool ready;	       /* filter found usable since the last rescan */
 	bool switched_off;
 	uint64 probed;	  /* rows checked against a usable filter */
 	uint64 removed;	  /* rows dropped */

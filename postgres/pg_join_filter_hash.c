@@ -43,18 +43,6 @@ bool amq_jf_hash_procs(Oid opno, Oid *left_proc, Oid *right_proc)
 	return found;
 }
 
-/* splitmix64's finalizer: integer keys are raw values, and some types'
- * extended hashes are weak in places. */
-static uint64 mix64(uint64 h)
-{
-	h ^= h >> 30;
-	h *= UINT64CONST(0xbf58476d1ce4e5b9);
-	h ^= h >> 27;
-	h *= UINT64CONST(0x94d049bb133111eb);
-	h ^= h >> 31;
-	return h;
-}
-
 /* Whether proc is the extended hash of integer_ops (or of a type hashed as
  * one of its integers), and which width it reads. */
 static amq_jf_key_form integer_form(Oid proc)
@@ -95,33 +83,6 @@ bool amq_jf_keys_allocate(const amq_jf_key *keys, int nkeys)
 		if (keys[i].form == AMQ_JF_KEY_EXTENDED_HASH)
 			return true;
 	return false;
-}
-
-/* The 64 bits a key contributes for value. */
-static uint64 key_bits(const amq_jf_key *key, Datum value)
-{
-	switch (key->form) {
-	case AMQ_JF_KEY_INT2:
-		return (uint64)(int64)DatumGetInt16(value);
-	case AMQ_JF_KEY_INT4:
-		return (uint64)(int64)DatumGetInt32(value);
-	case AMQ_JF_KEY_INT8:
-		return (uint64)DatumGetInt64(value);
-	case AMQ_JF_KEY_EXTENDED_HASH:
-		return DatumGetUInt64(FunctionCall2Coll((FmgrInfo *)&key->hash_fn, key->collation,
-							value, Int64GetDatum(0)));
-	}
-	pg_unreachable();
-}
-
-/* See pg_join_filter.h. */
-uint64 amq_jf_hash_keys(const amq_jf_key *keys, int nkeys, const Datum *values)
-{
-	uint64 h = 0;
-
-	for (int i = 0; i < nkeys; i++)
-		h = mix64(h ^ key_bits(&keys[i], values[i]) ^ (uint64)i);
-	return h;
 }
 
 /* See pg_join_filter.h. */

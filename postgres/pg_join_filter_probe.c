@@ -139,9 +139,12 @@ static TupleTableSlot *probe_exec(CustomScanState *node)
 			return slot;
 		if (state->switched_off)
 			return slot;
-		if (state->filter == NULL || !amq_jf_filter_usable(state->filter)) {
-			state->unchecked++;
-			return slot;
+		if (!state->ready) {
+			if (state->filter == NULL || !amq_jf_filter_usable(state->filter)) {
+				state->unchecked++;
+				return slot;
+			}
+			state->ready = true;
 		}
 		if (probe_row(state, slot))
 			return slot;
@@ -155,11 +158,15 @@ static void probe_end(CustomScanState *node)
 	ExecEndNode(outerPlanState(node));
 }
 
-/* A rescan changes nothing here: the filter's validity follows its join. */
+/* A rescan makes the probe look at its filter again before using it: the
+ * hash join is rescanned with its whole outer side, us included, whenever it
+ * may rebuild its table and filter (or, for a parallel plan, have them
+ * cleared). */
 static void probe_rescan(CustomScanState *node)
 {
 	PlanState *input = outerPlanState(node);
 
+	((amq_jf_probe_state *)node)->ready = false;
 	if (input->chgParam == NULL)
 		ExecReScan(input);
 }
