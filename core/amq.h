@@ -227,6 +227,11 @@ amq_status amq_bloom_size(uint64_t capacity, double fpr, amq_layout layout, uint
 /* An empty Bloom filter for capacity items at fpr. */
 amq_status amq_bloom_create(amq_filter *f, uint64_t capacity, double fpr, amq_layout layout,
 			    uint64_t seed, const amq_allocator *a, amq_error *err);
+/* The size in bytes of the filter amq_bloom_create makes for these arguments
+ * (its serialized form), without making it: for callers that must place it
+ * in memory of their own, or weigh it against a limit first. */
+amq_status amq_bloom_create_bytes(uint64_t capacity, double fpr, amq_layout layout, size_t *bytes,
+				  amq_error *err);
 /* An empty Bloom filter with exactly these parameters (blocked: bits is a
  * multiple of 512). */
 amq_status amq_bloom_create_exact(amq_filter *f, amq_layout layout, uint64_t bits, uint32_t hashes,

@@ -128,14 +128,14 @@ amq_status amq_bloom_create(amq_filter *f, uint64_t capacity, double fpr, amq_la
 	return amq_bloom_create_exact(f, layout, bits, hashes, seed, a, err);
 }
 
-amq_status amq_bloom_create_exact(amq_filter *f, amq_layout layout, uint64_t bits, uint32_t hashes,
-				  uint64_t seed, const amq_allocator *a, amq_error *err)
+/* Whether a Bloom filter of layout with exactly bits and hashes can be built
+ * by amq_bloom_create_exact (the header rules of the layout decide). */
+static amq_status check_exact(amq_layout layout, uint64_t bits, uint32_t hashes, amq_error *err)
 {
 	const amq_variant *v = amq_variant_find(AMQ_KIND_BLOOM, layout);
 	if (v == NULL || v->create != NULL)
 		return amq_fail(err, AMQ_INVALID_ARGUMENT, "use 'classic', 'blocked' or 'counting'",
 				"unknown bloom layout %d", (int)layout);
-	/* The header rules of the layout decide what can be built. */
 	amq_filter h = {.kind = AMQ_KIND_BLOOM, .layout = layout, .hashes = hashes, .cells = bits};
 	if (v->check_header(&h, "", NULL) != AMQ_OK ||
 	    amq_payload_size(AMQ_KIND_BLOOM, layout, hashes, bits) == 0)
@@ -144,5 +144,28 @@ amq_status amq_bloom_create_exact(amq_filter *f, amq_layout layout, uint64_t bit
 				"multiple of 512 bits when blocked",
 				"cannot build a %s bloom filter of %llu bits with %u hashes",
 				v->layout_name, (unsigned long long)bits, hashes);
+	return AMQ_OK;
+}
+
+amq_status amq_bloom_create_exact(amq_filter *f, amq_layout layout, uint64_t bits, uint32_t hashes,
+				  uint64_t seed, const amq_allocator *a, amq_error *err)
+{
+	amq_status st = check_exact(layout, bits, hashes, err);
+	if (st != AMQ_OK)
+		return st;
 	return amq_filter_allocate(f, AMQ_KIND_BLOOM, layout, hashes, seed, bits, a, err);
+}
+
+amq_status amq_bloom_create_bytes(uint64_t capacity, double fpr, amq_layout layout, size_t *bytes,
+				  amq_error *err)
+{
+	uint64_t bits;
+	uint32_t hashes;
+	amq_status st = amq_bloom_size(capacity, fpr, layout, &bits, &hashes, err);
+	if (st == AMQ_OK)
+		st = check_exact(layout, bits, hashes, err);
+	if (st != AMQ_OK)
+		return st;
+	*bytes = AMQ_HEADER_BYTES + (size_t)amq_payload_size(AMQ_KIND_BLOOM, layout, hashes, bits);
+	return AMQ_OK;
 }

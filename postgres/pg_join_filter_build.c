@@ -268,18 +268,17 @@ static void build_rescan(CustomScanState *node)
 		ExecReScan(input);
 }
 
-/* The bytes of filter f's serialized form (a blocked filter: header and
- * bits), which it takes in shared memory, MAXALIGNed. */
+/* The bytes of filter f's serialized form; in shared memory each filter
+ * starts MAXALIGNed after the one before. */
 static Size filter_bytes(const amq_jf_filter *f)
 {
-	uint64 bits;
-	uint32 hashes;
+	size_t bytes;
 	amq_error err;
 
 	amq_pg_check(
-	    amq_bloom_size(f->capacity, AMQ_JF_FPR, AMQ_LAYOUT_BLOCKED, &bits, &hashes, &err),
+	    amq_bloom_create_bytes(f->capacity, AMQ_JF_FPR, AMQ_LAYOUT_BLOCKED, &bytes, &err),
 	    &err);
-	return AMQ_HEADER_BYTES + bits / 8;
+	return bytes;
 }
 
 /* Parallel query: the shared memory all of this builder's filters take. */

@@ -148,13 +148,12 @@ static uint64 filter_capacity(double inner_rows)
 	double want = Min(Max(2.0 * inner_rows, 1024.0), (double)PG_INT32_MAX);
 
 	for (int attempt = 0; attempt < 2; attempt++) {
-		uint64 bits;
-		uint32 hashes;
+		size_t bytes;
 		amq_error err;
 
-		if (amq_bloom_size((uint64)want, AMQ_JF_FPR, AMQ_LAYOUT_BLOCKED, &bits, &hashes,
-				   &err) == AMQ_OK &&
-		    (double)bits / 8.0 + AMQ_HEADER_BYTES <= max_bytes)
+		if (amq_bloom_create_bytes((uint64)want, AMQ_JF_FPR, AMQ_LAYOUT_BLOCKED, &bytes,
+					   &err) == AMQ_OK &&
+		    (double)bytes <= max_bytes)
 			return (uint64)want;
 		want = Max(inner_rows, 1024.0);
 	}
