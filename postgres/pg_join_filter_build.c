@@ -234,17 +234,18 @@ static TupleTableSlot *build_exec(CustomScanState *node)
 		amq_jf_filter *f = &state->filters[i];
 		Datum values[INDEX_MAX_KEYS];
 		bool any_null = false;
+		uint64 h;
 
 		for (int k = 0; k < f->nkeys && !any_null; k++)
 			values[k] = ExecEvalExpr(f->key_exprs[k], econtext, &any_null);
 		/* Hash operators are strict: a row with a NULL key matches nothing. */
 		if (any_null)
 			continue;
+		h = amq_jf_hash_keys(f->keys, f->nkeys, values);
 		if (f->shared)
-			amq_blocked_add_concurrent(&f->bloom,
-						   amq_jf_hash_keys(f->keys, f->nkeys, values));
+			amq_blocked_add_concurrent(&f->bloom, h);
 		else
-			amq_bloom_add(&f->bloom, amq_jf_hash_keys(f->keys, f->nkeys, values));
+			amq_bloom_add(&f->bloom, h);
 		f->keys_added++;
 	}
 	MemoryContextSwitchTo(old);
