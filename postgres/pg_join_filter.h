@@ -15,6 +15,7 @@
 #define PG_JOIN_FILTER_H
 
 #include "fmgr.h"
+#include "port/atomics.h"
 #include "nodes/execnodes.h"
 #include "nodes/extensible.h"
 
@@ -25,10 +26,16 @@
 
 /* False-positive rate every join filter is sized for. */
 #define AMQ_JF_FPR 0.01
-/* A probe decides whether its filter pays after this many rows ... */
+/* A probe decides whether its filter pays over windows of this many probes
+ * ... */
 #define AMQ_JF_CHECK_ROWS 10000
-/* ... and switches itself off when more than this share of them passed. */
+/* ... and switches itself off when more than this share of a window passed. */
 #define AMQ_JF_MAX_RUNTIME_PASS 0.9
+/* A switched-off probe passes this many rows on unprobed, then probes one
+ * more window (the filter may pay on later rows: a table stored in key order);
+ * each further switch-off doubles the stretch, so a filter that never pays
+ * probes O(log rows) windows in all. */
+#define AMQ_JF_OFF_ROWS (25 * AMQ_JF_CHECK_ROWS)
 /* A filter whose measured false-positive rate exceeds this when its build
  * ends (the inner side held far more keys than estimated) is not used. */
 #define AMQ_JF_MAX_BUILT_FPR 0.2
@@ -153,11 +160,12 @@ typedef struct amq_jf_filter {
 	amq_filter bloom;      /* bytes NULL until the first build starts */
 	amq_probe contains;    /* bloom's probe on this CPU, set with its bytes */
 	bool shared;	       /* bytes in the DSM of a Parallel Hash join, filled
-				* by every participant (see amq_jf_filter_usable) */
+				* by every participant (see amq_jf_filter_readiness) */
 	bool published;	       /* private: complete for the current hash table;
 				* shared: overfull computed for the current build */
 	bool overfull;	       /* last build ended above AMQ_JF_MAX_BUILT_FPR */
-	uint64 keys_added;     /* non-NULL keys, all builds */
+	uint64 keys_added;     /* non-NULL keys, all builds; for a shared filter
+				* after the leader's shutdown, all participants' */
 	struct amq_jf_build_state *owner;
 } amq_jf_filter;
 
@@ -165,41 +173,60 @@ typedef struct amq_jf_build_state {
 	CustomScanState css;
 	int nfilters;
 	amq_jf_filter *filters;
-	HashJoinState *join; /* set by the ExecutorStart hook; NULL: unlinked */
-	bool started;	     /* the current build has created its filters */
-	bool finished;	     /* ... and has seen the end of its input */
+	HashJoinState *join;		     /* set by the ExecutorStart hook; NULL: unlinked */
+	pg_atomic_uint64 *shared_keys_added; /* per filter, in the DSM; or NULL */
+	bool keys_reported;		     /* this participant's counts are in them */
+	bool started;			     /* the current build has created its filters */
+	bool finished;			     /* ... and has seen the end of its input */
 } amq_jf_build_state;
 
 extern const CustomScanMethods amq_jf_build_methods;
 extern const CustomExecMethods amq_jf_build_exec_methods;
 
+/* Whether a filter may drop rows now. */
+typedef enum amq_jf_readiness {
+	AMQ_JF_NOT_BUILT, /* not linked, or its build is not complete */
+	AMQ_JF_USABLE,
+	AMQ_JF_OVERFULL, /* built, but with far more keys than planned: useless */
+} amq_jf_readiness;
+
 /*
- * True when f may drop rows now: it is linked to its hash join, that join has
- * a hash table (one that decided to rebuild has none until the rebuild
- * starts), and the build of that table is complete and did not end overfull.
- * A private filter is complete when its own builder saw the end of its input.
- * A shared one (Parallel Hash) is complete when the join's build barrier has
- * moved past PHJ_BUILD_HASHING_INNER: every participant that took part in the
- * build has then added all the rows it read, and one that arrives later finds
- * the filter whole. A participant never probes with a partial filter.
+ * Whether f may drop rows now. It is usable when it is linked to its hash
+ * join, that join has a hash table (one that decided to rebuild has none
+ * until the rebuild starts), and the build of that table is complete and did
+ * not end overfull. A private filter is complete when its own builder saw the
+ * end of its input. A shared one (Parallel Hash) is complete when the join's
+ * build barrier has moved past PHJ_BUILD_HASHING_INNER: every participant
+ * that took part in the build has then added all the rows it read, and one
+ * that arrives later finds the filter whole. A participant never probes with
+ * a partial filter.
  */
-bool amq_jf_filter_usable(amq_jf_filter *f);
+amq_jf_readiness amq_jf_filter_readiness(amq_jf_filter *f);
 
 /* ---- the probe node (pg_join_filter_probe.c) ---- */
 
+/*
+ * EXPLAIN ANALYZE's counts live in the node's Instrumentation, which parallel
+ * query sums over all participants: nfiltered1 counts rows removed, ntuples2
+ * rows probed, nfiltered2 rows passed before the filter was usable. The rows
+ * passed while switched off are the rest of the rows returned.
+ */
 typedef struct amq_jf_probe_state {
 	CustomScanState css;
 	int filter_id;
 	int nkeys;
-	AttrNumber *attnos;    /* key columns in the input's tuples */
-	amq_jf_key *keys;      /* outer types' extended hashes, collations */
-	bool keys_allocate;    /* hashing them may allocate: reset per row */
-	amq_jf_filter *filter; /* set by the ExecutorStart hook; NULL: pass all */
-	bool ready;	       /* filter found usable since the last rescan */
-	bool switched_off;
-	uint64 probed;	  /* rows checked against a usable filter */
-	uint64 removed;	  /* rows dropped */
-	uint64 unchecked; /* rows passed with no usable filter (not built yet) */
+	AttrNumber *attnos;	    /* key columns in the input's tuples */
+	amq_jf_key *keys;	    /* outer types' extended hashes, collations */
+	bool keys_allocate;	    /* hashing them may allocate: reset per row */
+	amq_jf_filter *filter;	    /* set by the ExecutorStart hook; NULL: pass all */
+	bool ready;		    /* filter found usable since the last rescan */
+	ExecProcNodeMtd probe_proc; /* the node's own call, while it probes */
+	uint32 window_left;	    /* probes left in the current window */
+	uint32 window_passed;	    /* rows passed in it */
+	uint64 off_left;	    /* switched off: rows left to pass unprobed */
+	uint64 off_next;	    /* the next switch-off's stretch */
+	bool off_until_rescan;	    /* switched off: this build's filter is overfull */
+	bool ever_off;		    /* switched off at some point */
 } amq_jf_probe_state;
 
 extern const CustomScanMethods amq_jf_probe_methods;

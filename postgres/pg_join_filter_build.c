@@ -12,7 +12,7 @@
  * in the query's dynamic shared memory, created empty by the leader, and every
  * participant adds the rows its share of the input brings, with atomic ORs.
  * They are usable once the join's build barrier says the whole table is built
- * (amq_jf_filter_usable). A rescan of the parallel plan clears them before the
+ * (amq_jf_filter_readiness). A rescan of the parallel plan clears them before the
  * workers start again. Run without shared memory (no workers could be used),
  * the same plan builds private filters as above.
  *
@@ -49,6 +49,7 @@ static Size build_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
 static void build_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
 static void build_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
 static void build_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinate);
+static void build_shutdown(CustomScanState *node);
 
 const CustomScanMethods amq_jf_build_methods = {
     .CustomName = AMQ_JF_BUILD_NAME,
@@ -66,6 +67,7 @@ const CustomExecMethods amq_jf_build_exec_methods = {
     .InitializeDSMCustomScan = build_initialize_dsm,
     .ReInitializeDSMCustomScan = build_reinitialize_dsm,
     .InitializeWorkerCustomScan = build_initialize_worker,
+    .ShutdownCustomScan = build_shutdown,
 };
 
 /* The next integer of custom_private, at *lc, which moves on. */
@@ -188,24 +190,27 @@ static void build_publish(amq_jf_build_state *state)
 }
 
 /* See pg_join_filter.h. */
-bool amq_jf_filter_usable(amq_jf_filter *f)
+amq_jf_readiness amq_jf_filter_readiness(amq_jf_filter *f)
 {
 	HashJoinState *join = f->owner->join;
 	HashJoinTable table = join != NULL ? join->hj_HashTable : NULL;
 
 	if (table == NULL)
-		return false;
-	if (!f->shared)
-		return f->published;
+		return AMQ_JF_NOT_BUILT;
+	if (!f->shared) {
+		if (f->published)
+			return AMQ_JF_USABLE;
+		return f->overfull ? AMQ_JF_OVERFULL : AMQ_JF_NOT_BUILT;
+	}
 	/* 16 and later call this phase PHJ_BUILD_HASH_OUTER (also 3). */
 	if (table->parallel_state == NULL ||
 	    BarrierPhase(&table->parallel_state->build_barrier) < PHJ_BUILD_HASHING_OUTER)
-		return false;
+		return AMQ_JF_NOT_BUILT;
 	if (!f->published) { /* the first look at this build's finished filter */
 		f->overfull = filter_overfull(f);
 		f->published = true;
 	}
-	return !f->overfull;
+	return f->overfull ? AMQ_JF_OVERFULL : AMQ_JF_USABLE;
 }
 
 /* Passes the next input tuple on after adding its keys to the filters. */
@@ -282,11 +287,19 @@ static Size filter_bytes(const amq_jf_filter *f)
 	return bytes;
 }
 
-/* Parallel query: the shared memory all of this builder's filters take. */
+/* The bytes at the head of a builder's shared memory: one count of keys
+ * added per filter, summed over the participants. */
+static Size shared_counts_bytes(const amq_jf_build_state *state)
+{
+	return MAXALIGN(sizeof(pg_atomic_uint64) * state->nfilters);
+}
+
+/* Parallel query: the shared memory the key counts and all of this builder's
+ * filters take. */
 static Size build_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
 {
 	amq_jf_build_state *state = (amq_jf_build_state *)node;
-	Size total = 0;
+	Size total = shared_counts_bytes(state);
 
 	for (int i = 0; i < state->nfilters; i++)
 		total = add_size(total, MAXALIGN(filter_bytes(&state->filters[i])));
@@ -322,10 +335,14 @@ static void dsm_keep(void *ctx, void *ptr) {}
 static void build_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 {
 	amq_jf_build_state *state = (amq_jf_build_state *)node;
-	dsm_cursor cursor = {coordinate, node->pscan_len};
+	Size counts = shared_counts_bytes(state);
+	dsm_cursor cursor = {(char *)coordinate + counts, node->pscan_len - counts};
 	amq_allocator alloc = {dsm_take, dsm_keep, &cursor};
 	amq_error err;
 
+	state->shared_keys_added = coordinate;
+	for (int i = 0; i < state->nfilters; i++)
+		pg_atomic_init_u64(&state->shared_keys_added[i], 0);
 	for (int i = 0; i < state->nfilters; i++) {
 		amq_jf_filter *f = &state->filters[i];
 
@@ -350,9 +367,10 @@ static void build_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt,
 static void build_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
 {
 	amq_jf_build_state *state = (amq_jf_build_state *)node;
-	char *at = coordinate;
+	char *at = (char *)coordinate + shared_counts_bytes(state);
 	amq_error err;
 
+	state->shared_keys_added = coordinate;
 	for (int i = 0; i < state->nfilters; i++) {
 		amq_jf_filter *f = &state->filters[i];
 		Size size = filter_bytes(f);
@@ -361,6 +379,30 @@ static void build_initialize_worker(CustomScanState *node, shm_toc *toc, void *c
 		f->contains = amq_bloom_probe_for(&f->bloom);
 		f->shared = true;
 		at += MAXALIGN(size);
+	}
+}
+
+/*
+ * The end of execution, while the parallel query's shared memory is still
+ * there (a Gather shuts down after the nodes below it): every participant
+ * adds its count of keys to the shared ones, and the leader takes their sum
+ * for EXPLAIN ANALYZE. A worker shuts down before its last rows reach the
+ * leader, so once the Gather has read all rows, every count is in; a query
+ * cut short (LIMIT) may miss those of workers still running.
+ */
+static void build_shutdown(CustomScanState *node)
+{
+	amq_jf_build_state *state = (amq_jf_build_state *)node;
+
+	if (state->shared_keys_added == NULL || state->keys_reported)
+		return;
+	state->keys_reported = true;
+	for (int i = 0; i < state->nfilters; i++) {
+		amq_jf_filter *f = &state->filters[i];
+		uint64 all = pg_atomic_add_fetch_u64(&state->shared_keys_added[i], f->keys_added);
+
+		if (!IsParallelWorker())
+			f->keys_added = all;
 	}
 }
 

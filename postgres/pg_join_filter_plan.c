@@ -119,6 +119,14 @@ static double expected_pass_rate(HashJoin *hj)
 	return Min(1.0, hj->join.plan.plan_rows / outer->plan_rows);
 }
 
+/* The rows the planner expects the hash table to hold: for a Parallel Hash
+ * node, those of all participants (its input's estimate is one's share), as
+ * ExecHashTableCreate reads them. */
+static double inner_rows(Hash *hash)
+{
+	return hash->plan.parallel_aware ? hash->rows_total : outerPlan(hash)->plan_rows;
+}
+
 /*
  * Whether the planner expects a filter to pay: the expected pass rate is at
  * most amq.join_filter_max_pass_rate, or the join is expected to run in
@@ -127,14 +135,14 @@ static double expected_pass_rate(HashJoin *hj)
  */
 static bool join_worth_filtering(HashJoin *hj, double pass)
 {
-	Plan *inner = outerPlan(innerPlan(hj));
+	Hash *hash = (Hash *)innerPlan(hj);
 	size_t space;
 	int buckets, batches, skew;
 
 	if (pass <= amq_jf_max_pass_rate)
 		return true;
-	ExecChooseHashTableSize(inner->plan_rows, inner->plan_width, false, false, 0, &space,
-				&buckets, &batches, &skew);
+	ExecChooseHashTableSize(inner_rows(hash), outerPlan(hash)->plan_width, false, false, 0,
+				&space, &buckets, &batches, &skew);
 	return batches > 1 && pass <= AMQ_JF_MAX_RUNTIME_PASS;
 }
 
@@ -361,7 +369,7 @@ static void add_join_filters(HashJoin *hj, plan_walk *walk)
 	pass = expected_pass_rate(hj);
 	if (!join_worth_filtering(hj, pass))
 		return;
-	capacity = filter_capacity(outerPlan(hash)->plan_rows);
+	capacity = filter_capacity(inner_rows(hash));
 	if (capacity == 0)
 		return;
 	keys = palloc(sizeof(clause_key) * nclauses);

@@ -3,8 +3,10 @@
  * scan on the outer side of a hash join that passes on only the rows whose
  * join key its Bloom filter may hold. It lets every row pass while the filter
  * is not usable (not linked, not built yet: ExecHashJoin may fetch the first
- * outer row before it builds; or its hash join is about to rebuild), and for
- * good once the first AMQ_JF_CHECK_ROWS probes show it drops too few rows.
+ * outer row before it builds; or its hash join is about to rebuild), and
+ * while it is switched off: after a window of AMQ_JF_CHECK_ROWS probes that
+ * dropped too few rows, for a stretch of rows that doubles each time, and
+ * after a build that ended overfull, until the next rescan.
  *
  * Plan form: lefttree = the scan; targetlist and custom_scan_tlist as the
  * builder's (the node returns the scan's own slots); custom_exprs = the keys,
@@ -71,30 +73,65 @@ static Node *probe_create_state(CustomScan *cscan)
 /* Starts the scan below; the result slot is the scan's. */
 static void probe_begin(CustomScanState *node, EState *estate, int eflags)
 {
+	amq_jf_probe_state *state = (amq_jf_probe_state *)node;
 	PlanState *input = ExecInitNode(outerPlan(node->ss.ps.plan), estate, eflags);
 
 	outerPlanState(node) = input;
 	node->ss.ps.resultops = ExecGetResultSlotOps(input, &node->ss.ps.resultopsfixed);
+	state->probe_proc = node->ss.ps.ExecProcNode;
+	state->window_left = AMQ_JF_CHECK_ROWS;
+	state->off_next = AMQ_JF_OFF_ROWS;
 }
 
-/* A switched-off probe's node: its input's next row, with nothing in between
- * but this call. */
-static TupleTableSlot *pass_through(PlanState *node)
-{
-	return ExecProcNode(outerPlanState(node));
-}
+static TupleTableSlot *pass_through(PlanState *node);
 
-/* Stops probing for the rest of the query: from the next row on, the executor
- * calls pass_through() instead of the custom scan's machinery. */
-static void switch_off(amq_jf_probe_state *state)
+/* Stops probing for the next rows rows: meanwhile the executor calls
+ * pass_through() instead of the custom scan's machinery. */
+static void switch_off(amq_jf_probe_state *state, uint64 rows)
 {
-	state->switched_off = true;
+	state->off_left = rows;
+	state->ever_off = true;
 	ExecSetExecProcNode(&state->css.ss.ps, pass_through);
 }
 
+/* Probes again, starting a new window. */
+static void switch_on(amq_jf_probe_state *state)
+{
+	state->off_left = 0;
+	state->off_until_rescan = false;
+	state->window_left = AMQ_JF_CHECK_ROWS;
+	state->window_passed = 0;
+	ExecSetExecProcNode(&state->css.ss.ps, state->probe_proc);
+}
+
+/* A switched-off probe's node: its input's next row, with nothing in between
+ * but this call and the count of the rows left before it probes again. */
+static TupleTableSlot *pass_through(PlanState *node)
+{
+	amq_jf_probe_state *state = (amq_jf_probe_state *)node;
+
+	if (--state->off_left == 0)
+		switch_on(state);
+	return ExecProcNode(outerPlanState(node));
+}
+
+/* Ends a window of probes: when it passed too many rows the filter does not
+ * pay here, and the probe switches off for a stretch twice as long as the
+ * last; when it did pay, the next stretch is the first one's length again. */
+static void end_window(amq_jf_probe_state *state)
+{
+	if (state->window_passed > AMQ_JF_MAX_RUNTIME_PASS * AMQ_JF_CHECK_ROWS) {
+		switch_off(state, state->off_next);
+		state->off_next *= 2;
+		return;
+	}
+	state->off_next = AMQ_JF_OFF_ROWS;
+	state->window_left = AMQ_JF_CHECK_ROWS;
+	state->window_passed = 0;
+}
+
 /* True when the row in slot may have a match: its key is not NULL and may be
- * in the filter. Counts the probe and switches the filter off when it does
- * not pay. */
+ * in the filter. Counts the probe in its window and for EXPLAIN ANALYZE. */
 static bool probe_row(amq_jf_probe_state *state, TupleTableSlot *slot)
 {
 	const amq_jf_filter *f = state->filter;
@@ -102,7 +139,6 @@ static bool probe_row(amq_jf_probe_state *state, TupleTableSlot *slot)
 	bool isnull = false;
 	bool pass;
 
-	state->probed++;
 	for (int k = 0; k < state->nkeys && !isnull; k++)
 		values[k] = slot_getattr(slot, state->attnos[k], &isnull);
 	if (isnull) {
@@ -118,11 +154,12 @@ static bool probe_row(amq_jf_probe_state *state, TupleTableSlot *slot)
 	} else {
 		pass = f->contains(&f->bloom, amq_jf_hash_keys(state->keys, state->nkeys, values));
 	}
+	InstrCountTuples2(state, 1);
 	if (!pass)
-		state->removed++;
-	if (state->probed == AMQ_JF_CHECK_ROWS &&
-	    (double)(state->probed - state->removed) > AMQ_JF_MAX_RUNTIME_PASS * state->probed)
-		switch_off(state);
+		InstrCountFiltered1(state, 1);
+	state->window_passed += pass;
+	if (--state->window_left == 0)
+		end_window(state);
 	return pass;
 }
 
@@ -133,18 +170,27 @@ static TupleTableSlot *probe_exec(CustomScanState *node)
 	PlanState *input = outerPlanState(node);
 
 	for (;;) {
-		TupleTableSlot *slot = ExecProcNode(input);
+		TupleTableSlot *slot;
 
+		if (state->off_left > 0) /* a window just ended, switching us off */
+			return pass_through(&node->ss.ps);
+		slot = ExecProcNode(input);
 		if (TupIsNull(slot))
 			return slot;
-		if (state->switched_off)
-			return slot;
 		if (!state->ready) {
-			if (state->filter == NULL || !amq_jf_filter_usable(state->filter)) {
-				state->unchecked++;
+			switch (state->filter != NULL ? amq_jf_filter_readiness(state->filter)
+						      : AMQ_JF_NOT_BUILT) {
+			case AMQ_JF_NOT_BUILT:
+				InstrCountFiltered2(node, 1);
 				return slot;
+			case AMQ_JF_OVERFULL:
+				switch_off(state, PG_UINT64_MAX);
+				state->off_until_rescan = true;
+				return slot;
+			case AMQ_JF_USABLE:
+				state->ready = true;
+				break;
 			}
-			state->ready = true;
 		}
 		if (probe_row(state, slot))
 			return slot;
@@ -161,32 +207,42 @@ static void probe_end(CustomScanState *node)
 /* A rescan makes the probe look at its filter again before using it: the
  * hash join is rescanned with its whole outer side, us included, whenever it
  * may rebuild its table and filter (or, for a parallel plan, have them
- * cleared). */
+ * cleared). A probe switched off for an overfull filter probes again. */
 static void probe_rescan(CustomScanState *node)
 {
+	amq_jf_probe_state *state = (amq_jf_probe_state *)node;
 	PlanState *input = outerPlanState(node);
 
-	((amq_jf_probe_state *)node)->ready = false;
+	state->ready = false;
+	if (state->off_until_rescan)
+		switch_on(state);
 	if (input->chgParam == NULL)
 		ExecReScan(input);
 }
 
-/* EXPLAIN: the filter applied and, under ANALYZE, what it did. */
+/* EXPLAIN: the filter applied and, under ANALYZE, what it did in all
+ * participants and loops. */
 static void probe_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 {
 	amq_jf_probe_state *state = (amq_jf_probe_state *)node;
 	CustomScan *cscan = (CustomScan *)node->ss.ps.plan;
 	List *context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan, ancestors);
+	Instrumentation *instr = node->ss.ps.instrument;
 
 	ExplainPropertyText(psprintf("Applies Bloom Filter %d", state->filter_id),
 			    amq_jf_deparse_keys(cscan->custom_exprs, context), es);
-	if (es->analyze) {
-		ExplainPropertyInteger("Rows Removed by Bloom Filter", NULL, (int64)state->removed,
-				       es);
-		ExplainPropertyInteger("Rows Probed", NULL, (int64)state->probed, es);
-		if (state->unchecked > 0)
-			ExplainPropertyInteger("Rows Passed Before Filter Was Ready", NULL,
-					       (int64)state->unchecked, es);
-		ExplainPropertyBool("Switched Off", state->switched_off, es);
+	if (es->analyze && instr != NULL) {
+		double removed = instr->nfiltered1, probed = instr->ntuples2;
+		double unready = instr->nfiltered2;
+		double off = instr->ntuples - (probed - removed) - unready;
+
+		ExplainPropertyFloat("Rows Removed by Bloom Filter", NULL, removed, 0, es);
+		ExplainPropertyFloat("Rows Probed", NULL, probed, 0, es);
+		if (unready > 0)
+			ExplainPropertyFloat("Rows Passed Before Filter Was Ready", NULL, unready,
+					     0, es);
+		if (off > 0)
+			ExplainPropertyFloat("Rows Passed While Switched Off", NULL, off, 0, es);
+		ExplainPropertyBool("Switched Off", state->ever_off || off > 0, es);
 	}
 }

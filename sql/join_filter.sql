@@ -121,6 +121,34 @@ SET amq.join_filter_max_pass_rate = 1;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1;
 SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1;
+RESET amq.join_filter_max_pass_rate;
+
+-- The decision is made over windows of 10,000 probes, not once: a switched-off
+-- probe passes 250,000 rows on unprobed, then probes another window. Here the
+-- fact table is stored in key order and only its first 30,000 rows match, so
+-- the first window switches the filter off and the window after the stretch
+-- switches it on again for the rest of the scan.
+CREATE TABLE jf_ordered AS SELECT g AS id FROM generate_series(1, 300000) g;
+CREATE TABLE jf_first AS SELECT g AS id FROM generate_series(1, 30000) g;
+ANALYZE jf_ordered, jf_first;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT count(*) FROM jf_ordered o JOIN jf_first f ON o.id = f.id;
+SELECT count(*) FROM jf_ordered o JOIN jf_first f ON o.id = f.id;
+SET amq.join_filter = off;
+SELECT count(*) FROM jf_ordered o JOIN jf_first f ON o.id = f.id;
+SET amq.join_filter = on;
+
+-- A build that ends with far more keys than planned (a function that claims
+-- 10 rows returns 15,000) leaves its filter unused: the probe switches off
+-- until the next rescan, and the builder says why.
+CREATE FUNCTION pg_temp.jf_many() RETURNS SETOF int ROWS 10 LANGUAGE sql
+  AS 'SELECT generate_series(1, 30000, 2)';
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT count(*) FROM jf_fact f JOIN pg_temp.jf_many() m(id) ON f.id = m.id;
+SELECT count(*) FROM jf_fact f JOIN pg_temp.jf_many() m(id) ON f.id = m.id;
+SET amq.join_filter = off;
+SELECT count(*) FROM jf_fact f JOIN pg_temp.jf_many() m(id) ON f.id = m.id;
+SET amq.join_filter = on;
 
 -- A build side beyond the memory cap gets no filter.
 CREATE TABLE jf_big AS SELECT g AS id FROM generate_series(1, 100000) g;
@@ -267,6 +295,27 @@ SET amq.join_filter = off;
 SELECT o.k, (SELECT count(*) FROM (SELECT f.id FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1
   WHERE d.region = 'ASIA' OFFSET 0) s WHERE s.id % 7 = o.k) FROM (VALUES (1), (2), (3)) o(k);
 SET amq.join_filter = on;
+-- EXPLAIN ANALYZE counts the rows of every participant: all 20,000 fact rows
+-- are probed once, and all 100 keys are added, however the participants
+-- shared the work (the lines that show how they shared it are left out). The
+-- filter is sized for the whole inner side, not one participant's share.
+CREATE FUNCTION pg_temp.jf_filter_lines(query text) RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
+    IF line ~ '(Bloom Filter|Rows Probed|Ready|Switched Off|Keys Added|Filter \d+ Memory|Hash Join)' THEN
+      RETURN NEXT regexp_replace(btrim(line), '(->  | \(actual.*)', '', 'g');
+    END IF;
+  END LOOP;
+END $$;
+SELECT * FROM pg_temp.jf_filter_lines($$
+SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA'$$);
+SET parallel_leader_participation = off;
+SELECT * FROM pg_temp.jf_filter_lines($$
+SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA'$$);
+RESET parallel_leader_participation;
 -- Without parallel mode (a cursor), the same plan builds a private filter.
 BEGIN;
 DECLARE jf_par CURSOR FOR
@@ -284,5 +333,6 @@ RESET max_parallel_workers_per_gather;
 SET amq.join_filter_max_pass_rate = 2;
 SET amq.join_filter_max_memory = '1kB';
 
-DROP TABLE jf_fact, jf_dim1, jf_dim2, jf_names, jf_outer, jf_big, jf_pairs, jf_ints, jf_intdim;
+DROP TABLE jf_fact, jf_dim1, jf_dim2, jf_names, jf_outer, jf_big, jf_pairs, jf_ints, jf_intdim,
+  jf_ordered, jf_first;
 DROP COLLATION jf_ci;
