@@ -10,6 +10,15 @@ rows. Serial plans (max_parallel_workers_per_gather = 0) unless
 AMQ_JOIN_WORKERS names another value (Parallel Hash joins then share one
 filter, see README).
 
+The last two columns bound what any filter at the fact scan could give. A
+perfect filter would cost what the fact scan costs with a probe that drops
+nearly every row (the "filter drops 99.98%" query, filter on), and leave the
+rest of the query only the fact rows that find a match in every join: the
+same query over a table of just those rows (built once, as match_N), filter
+off. ideal = that scan + that rest, each timed once per round with the
+others, and off / ideal is the most a scan-level filter could make the query
+faster here.
+
 Usage: bench.py [REPS [MATCH]]   (only the queries whose name contains MATCH;
        psql from AMQ_PSQL, connection from PG*)
 """
@@ -80,10 +89,18 @@ GROUP BY 1 ORDER BY 1"""),
 SELECT count(*) FROM lineorder"""),
 ]
 
+# The fact scan under a probe that drops nearly every row (2 of 10,000
+# suppliers): with the filter on, the cost of scanning and probing alone,
+# which no scan-level filter can go below.
+FLOOR = ("fact scan, filter drops 99.98% (2 of 10,000 suppliers)", """
+SELECT count(*) FROM lineorder l JOIN supplier s ON l.lo_suppkey = s.s_suppkey
+WHERE s.s_suppkey % 5000 = 1""")
+QUERIES.append(FLOOR)
+
 # The everything-matches join once more with the planner's decision forced,
 # to show what the run-time switch-off bounds.
 FORCED = ("FK join, every row matches, filter forced (max_pass_rate 1)",
-          QUERIES[-2][1], "SET amq.join_filter_max_pass_rate = 1;")
+          dict(QUERIES)["FK join, every row matches"], "SET amq.join_filter_max_pass_rate = 1;")
 
 WORKERS = int(os.environ.get("AMQ_JOIN_WORKERS", "0"))
 SETUP = (f"LOAD 'amq'; SET max_parallel_workers_per_gather = {WORKERS}; SET jit = off; "
@@ -113,25 +130,49 @@ def same_rows(query, extra=""):
     return rows(False) == rows(True)
 
 
+def over_matching_rows(index, query):
+    """query over only the fact rows that match in every join (a table made
+    once from its FROM and WHERE), or None for a query without a WHERE (no
+    join, or one where every row matches)."""
+    found = re.search(r"FROM lineorder l(.*?WHERE.*?)(GROUP BY|$)", query, re.S)
+    if found is None:
+        return None
+    table = f"match_{index}"
+    run(f"SET amq.join_filter = off; CREATE UNLOGGED TABLE IF NOT EXISTS {table} AS "
+        f"SELECT l.* FROM lineorder l{found.group(1)}; ANALYZE {table};")
+    return query.replace("FROM lineorder l", f"FROM {table} l")
+
+
+def medians(query, work_mem, extra, reps, ideal_query):
+    """Median milliseconds off, on, and, for an ideal_query, of the floor
+    query (filter on) plus ideal_query (filter off), timed in the same rounds."""
+    off, on, ideal = [], [], []
+    timed(query, work_mem, False, extra)  # warm-up: caches, not timed
+    for _ in range(reps):
+        off.append(timed(query, work_mem, False, extra))
+        on.append(timed(query, work_mem, True, extra))
+        if ideal_query is not None:
+            ideal.append(timed(FLOOR[1], work_mem, True) + timed(ideal_query, work_mem, False))
+    return (statistics.median(off), statistics.median(on),
+            statistics.median(ideal) if ideal else None)
+
+
 def main():
     reps = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     match = sys.argv[2] if len(sys.argv) > 2 else ""
-    print("| query | work_mem | off (ms) | on (ms) | off/on |")
-    print("|---|---|---:|---:|---:|")
-    for name, query, extra in [(n, q, "") for n, q in QUERIES] + [FORCED]:
+    print("| query | work_mem | off (ms) | on (ms) | off/on | ideal (ms) | off/ideal |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for index, (name, query, extra) in enumerate([(n, q, "") for n, q in QUERIES] + [FORCED]):
         if match not in name:
             continue
         if not same_rows(query, extra):
-            print(f"| {name} | RESULTS DIFFER | | | |")
+            print(f"| {name} | RESULTS DIFFER | | | | | |")
             continue
+        ideal_query = over_matching_rows(index, query) if extra == "" else None
         for work_mem in ["4MB", "256MB"]:
-            off, on = [], []
-            timed(query, work_mem, False, extra)  # warm-up: caches, not timed
-            for _ in range(reps):
-                off.append(timed(query, work_mem, False, extra))
-                on.append(timed(query, work_mem, True, extra))
-            m_off, m_on = statistics.median(off), statistics.median(on)
-            print(f"| {name} | {work_mem} | {m_off:.0f} | {m_on:.0f} | {m_off / m_on:.2f} |",
+            m_off, m_on, m_ideal = medians(query, work_mem, extra, reps, ideal_query)
+            ideal = "| | |" if m_ideal is None else f"| {m_ideal:.0f} | {m_off / m_ideal:.2f} |"
+            print(f"| {name} | {work_mem} | {m_off:.0f} | {m_on:.0f} | {m_off / m_on:.2f} {ideal}",
                   flush=True)
 
 
