@@ -35,6 +35,7 @@ bool amq_jf_planned_any = false;
 typedef struct plan_walk {
 	int next_filter_id;
 	int next_plan_node_id;
+	int parallel_workers; /* of the nearest Gather above; 0 outside one */
 } plan_walk;
 
 typedef void (*child_fn)(Plan **slot, void *arg);
@@ -130,19 +131,22 @@ static double inner_rows(Hash *hash)
 /*
  * Whether the planner expects a filter to pay: the expected pass rate is at
  * most amq.join_filter_max_pass_rate, or the join is expected to run in
- * batches (sized as ExecHashTableCreate sizes it) and some rows can be
- * dropped before they are written to batch files.
+ * batches (sized as ExecHashTableCreate sizes it: a Parallel Hash table may
+ * use the memory of every participant) and some rows can be dropped before
+ * they are written to batch files.
  */
-static bool join_worth_filtering(HashJoin *hj, double pass)
+static bool join_worth_filtering(HashJoin *hj, double pass, const plan_walk *walk)
 {
 	Hash *hash = (Hash *)innerPlan(hj);
+	bool shared = hash->plan.parallel_aware;
 	size_t space;
 	int buckets, batches, skew;
 
 	if (pass <= amq_jf_max_pass_rate)
 		return true;
-	ExecChooseHashTableSize(inner_rows(hash), outerPlan(hash)->plan_width, false, false, 0,
-				&space, &buckets, &batches, &skew);
+	ExecChooseHashTableSize(inner_rows(hash), outerPlan(hash)->plan_width, false, shared,
+				shared ? walk->parallel_workers : 0, &space, &buckets, &batches,
+				&skew);
 	return batches > 1 && pass <= AMQ_JF_MAX_RUNTIME_PASS;
 }
 
@@ -367,7 +371,7 @@ static void add_join_filters(HashJoin *hj, plan_walk *walk)
 	if (!join_may_filter(hj) || nclauses > INDEX_MAX_KEYS)
 		return;
 	pass = expected_pass_rate(hj);
-	if (!join_worth_filtering(hj, pass))
+	if (!join_worth_filtering(hj, pass, walk))
 		return;
 	capacity = filter_capacity(inner_rows(hash));
 	if (capacity == 0)
@@ -408,9 +412,17 @@ static void add_join_filters(HashJoin *hj, plan_walk *walk)
 /* Post-order: the joins below are done before the one above descends. */
 static void add_filters(Plan **slot, void *arg)
 {
+	plan_walk *walk = arg;
+	int workers_above = walk->parallel_workers;
+
+	if (IsA(*slot, Gather))
+		walk->parallel_workers = ((Gather *)*slot)->num_workers;
+	else if (IsA(*slot, GatherMerge))
+		walk->parallel_workers = ((GatherMerge *)*slot)->num_workers;
 	for_each_child(*slot, add_filters, arg);
+	walk->parallel_workers = workers_above;
 	if (IsA(*slot, HashJoin))
-		add_join_filters((HashJoin *)*slot, arg);
+		add_join_filters((HashJoin *)*slot, walk);
 }
 
 /* The planner hook: plans as usual, then adds filters when amq.join_filter is on.
@@ -420,7 +432,7 @@ static PlannedStmt *join_filter_planner(Query *parse, const char *query_string, 
 					ParamListInfo bound_params)
 {
 	PlannedStmt *stmt;
-	plan_walk walk = {1, 0};
+	plan_walk walk = {1, 0, 0};
 	ListCell *lc;
 
 	if (prev_planner)

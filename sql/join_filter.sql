@@ -282,6 +282,20 @@ SET amq.join_filter = off;
 SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
 SELECT count(*), sum(b.id) FROM jf_fact f JOIN jf_big b ON f.id = b.id WHERE b.id <= 5000;
 SET amq.join_filter = on;
+-- A join that lets 70% of its outer rows through gets a filter only when it is
+-- expected to batch. With 4MB each, one backend's hash table batches (a
+-- filter), while a Parallel Hash table may use the memory of all three
+-- participants and fits (none).
+CREATE TABLE jf_pfact AS SELECT 1 + g % 200000 AS id FROM generate_series(1, 400000) g;
+CREATE TABLE jf_pdim AS SELECT g AS id, repeat('x', 20) AS pad FROM generate_series(1, 140000) g;
+ANALYZE jf_pfact, jf_pdim;
+SET work_mem = '4MB';
+EXPLAIN (COSTS OFF)
+SELECT count(*), max(d.pad) FROM jf_pfact f JOIN jf_pdim d ON f.id = d.id;
+SET max_parallel_workers_per_gather = 0;
+EXPLAIN (COSTS OFF)
+SELECT count(*), max(d.pad) FROM jf_pfact f JOIN jf_pdim d ON f.id = d.id;
+SET max_parallel_workers_per_gather = 2;
 RESET work_mem;
 RESET hash_mem_multiplier;
 -- A Gather rescanned for every outer row: the shared filter is emptied with
@@ -334,5 +348,5 @@ SET amq.join_filter_max_pass_rate = 2;
 SET amq.join_filter_max_memory = '1kB';
 
 DROP TABLE jf_fact, jf_dim1, jf_dim2, jf_names, jf_outer, jf_big, jf_pairs, jf_ints, jf_intdim,
-  jf_ordered, jf_first;
+  jf_ordered, jf_first, jf_pfact, jf_pdim;
 DROP COLLATION jf_ci;
