@@ -15,9 +15,9 @@
 #define PG_JOIN_FILTER_H
 
 #include "fmgr.h"
-#include "port/atomics.h"
 #include "nodes/execnodes.h"
 #include "nodes/extensible.h"
+#include "port/atomics.h"
 
 #include "amq.h"
 
