@@ -18,6 +18,7 @@
 
 #include "commands/explain.h"
 #include "executor/executor.h"
+#include "access/htup_details.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
@@ -130,6 +131,20 @@ static void end_window(amq_jf_probe_state *state)
 	state->window_passed = 0;
 }
 
+/*
+ * Key column attno of the row in slot. A row from a heap scan is read as
+ * heap_getattr reads a tuple: straight at the column's cached offset when the
+ * tuple has no NULLs, without deforming the columns before it into the slot.
+ * Most rows are dropped, and a row that passes is deformed by the join above.
+ */
+static inline Datum key_column(TupleTableSlot *slot, AttrNumber attno, bool *isnull)
+{
+	if ((TTS_IS_BUFFERTUPLE(slot) || TTS_IS_HEAPTUPLE(slot)) && attno > slot->tts_nvalid)
+		return heap_getattr(((HeapTupleTableSlot *)slot)->tuple, attno,
+				    slot->tts_tupleDescriptor, isnull);
+	return slot_getattr(slot, attno, isnull);
+}
+
 /* True when the row in slot may have a match: its key is not NULL and may be
  * in the filter. Counts the probe in its window and for EXPLAIN ANALYZE. */
 static bool probe_row(amq_jf_probe_state *state, TupleTableSlot *slot)
@@ -140,7 +155,7 @@ static bool probe_row(amq_jf_probe_state *state, TupleTableSlot *slot)
 	bool pass;
 
 	for (int k = 0; k < state->nkeys && !isnull; k++)
-		values[k] = slot_getattr(slot, state->attnos[k], &isnull);
+		values[k] = key_column(slot, state->attnos[k], &isnull);
 	if (isnull) {
 		pass = false; /* hash operators are strict: NULL matches nothing */
 	} else if (state->keys_allocate) {
