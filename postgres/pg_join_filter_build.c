@@ -341,11 +341,10 @@ static void build_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, v
 	amq_error err;
 
 	state->shared_keys_added = coordinate;
-	for (int i = 0; i < state->nfilters; i++)
-		pg_atomic_init_u64(&state->shared_keys_added[i], 0);
 	for (int i = 0; i < state->nfilters; i++) {
 		amq_jf_filter *f = &state->filters[i];
 
+		pg_atomic_init_u64(&state->shared_keys_added[i], 0);
 		amq_pg_check(amq_bloom_create(&f->bloom, f->capacity, AMQ_JF_FPR,
 					      AMQ_LAYOUT_BLOCKED, AMQ_DEFAULT_SEED, &alloc, &err),
 			     &err);
