@@ -215,7 +215,9 @@ typedef struct amq_jf_probe_state {
 	CustomScanState css;
 	int filter_id;
 	int nkeys;
-	AttrNumber *attnos;	    /* key columns in the input's tuples */
+	AttrNumber *attnos;	    /* key columns in the input's tuples (in its table's,
+				     * when the probe runs the scan's projection) */
+	ProjectionInfo *projection; /* a scan's projection the probe runs, or NULL */
 	amq_jf_key *keys;	    /* outer types' extended hashes, collations */
 	bool keys_allocate;	    /* hashing them may allocate: reset per row */
 	amq_jf_filter *filter;	    /* set by the ExecutorStart hook; NULL: pass all */

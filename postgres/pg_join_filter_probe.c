@@ -9,7 +9,8 @@
  * after a build that ended overfull, until the next rescan.
  *
  * Plan form: lefttree = the scan; targetlist and custom_scan_tlist as the
- * builder's (the node returns the scan's own slots); custom_exprs = the keys,
+ * builder's (the node returns the scan's own slots, or the slots of the
+ * scan's projection, which it may run itself: take_projection); custom_exprs = the keys,
  * Var(OUTER_VAR, attno), for EXPLAIN; custom_private = filter id, the
  * planner's expected pass rate, the number of keys, then per key its column,
  * extended hash function, amq_jf_key_form and collation.
@@ -71,7 +72,63 @@ static Node *probe_create_state(CustomScan *cscan)
 	return (Node *)state;
 }
 
-/* Starts the scan below; the result slot is the scan's. */
+/*
+ * A sequential scan below that projects would build the projection of every
+ * row before the probe drops most of them: PostgreSQL narrows the outer side
+ * of a hash join expected to batch to the columns the join needs. When that
+ * projection only picks columns of the scanned table (so running it for
+ * fewer rows changes nothing but time), the probe takes it over: the scan
+ * returns its table's rows, the probe reads each key from the row's table
+ * column, and projects only the rows it returns. PostgreSQL 15's ExecScan
+ * looks up a scan's projection on every call, so clearing it is enough.
+ */
+static void take_projection(amq_jf_probe_state *state, PlanState *input)
+{
+	Scan *scan = (Scan *)input->plan;
+	List *tlist = scan->plan.targetlist;
+	AttrNumber columns[INDEX_MAX_KEYS];
+	ListCell *lc;
+
+	if (!IsA(input, SeqScanState) || input->ps_ProjInfo == NULL)
+		return;
+	foreach (lc, tlist) {
+		Var *var = (Var *)lfirst_node(TargetEntry, lc)->expr;
+
+		if (!IsA(var, Var) || var->varno != (int)scan->scanrelid || var->varlevelsup != 0)
+			return;
+	}
+	for (int k = 0; k < state->nkeys; k++) {
+		TargetEntry *tle = list_nth_node(TargetEntry, tlist, state->attnos[k] - 1);
+
+		columns[k] = ((Var *)tle->expr)->varattno;
+		if (columns[k] < 1) /* a system or whole-row column */
+			return;
+	}
+	memcpy(state->attnos, columns, sizeof(AttrNumber) * state->nkeys);
+	state->projection = input->ps_ProjInfo;
+	input->ps_ProjInfo = NULL;
+}
+
+/* What the probe returns for a row of its input it lets through (or for the
+ * input's end): the row itself, or its projection when the probe took the
+ * scan's projection over. */
+static inline TupleTableSlot *output(amq_jf_probe_state *state, TupleTableSlot *slot)
+{
+	ProjectionInfo *projection = state->projection;
+
+	if (projection == NULL)
+		return slot;
+	if (TupIsNull(slot))
+		return ExecClearTuple(projection->pi_state.resultslot);
+	if (unlikely(slot == projection->pi_state.resultslot))
+		elog(ERROR, "a sequential scan projected after its join filter probe took its "
+			    "projection over");
+	projection->pi_exprContext->ecxt_scantuple = slot;
+	return ExecProject(projection);
+}
+
+/* Starts the scan below; the result slot is the scan's (its projection's,
+ * when the probe takes that over). */
 static void probe_begin(CustomScanState *node, EState *estate, int eflags)
 {
 	amq_jf_probe_state *state = (amq_jf_probe_state *)node;
@@ -79,6 +136,7 @@ static void probe_begin(CustomScanState *node, EState *estate, int eflags)
 
 	outerPlanState(node) = input;
 	node->ss.ps.resultops = ExecGetResultSlotOps(input, &node->ss.ps.resultopsfixed);
+	take_projection(state, input);
 	state->probe_proc = node->ss.ps.ExecProcNode;
 	state->window_left = AMQ_JF_CHECK_ROWS;
 	state->off_next = AMQ_JF_OFF_ROWS;
@@ -113,7 +171,7 @@ static TupleTableSlot *pass_through(PlanState *node)
 
 	if (--state->off_left == 0)
 		switch_on(state);
-	return ExecProcNode(outerPlanState(node));
+	return output(state, ExecProcNode(outerPlanState(node)));
 }
 
 /* Ends a window of probes: when it passed too many rows the filter does not
@@ -191,24 +249,24 @@ static TupleTableSlot *probe_exec(CustomScanState *node)
 			return pass_through(&node->ss.ps);
 		slot = ExecProcNode(input);
 		if (TupIsNull(slot))
-			return slot;
+			return output(state, slot);
 		if (!state->ready) {
 			switch (state->filter != NULL ? amq_jf_filter_readiness(state->filter)
 						      : AMQ_JF_NOT_BUILT) {
 			case AMQ_JF_NOT_BUILT:
 				InstrCountFiltered2(node, 1);
-				return slot;
+				return output(state, slot);
 			case AMQ_JF_OVERFULL:
 				switch_off(state, PG_UINT64_MAX);
 				state->off_until_rescan = true;
-				return slot;
+				return output(state, slot);
 			case AMQ_JF_USABLE:
 				state->ready = true;
 				break;
 			}
 		}
 		if (probe_row(state, slot))
-			return slot;
+			return output(state, slot);
 		CHECK_FOR_INTERRUPTS();
 	}
 }

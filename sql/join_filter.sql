@@ -376,10 +376,40 @@ SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'A
 RESET enable_parallel_hash;
 RESET max_parallel_workers_per_gather;
 
+-- The outer side of a hash join expected to batch is narrowed to the columns
+-- the join needs, so its scan projects. The probe takes that projection over:
+-- the scan returns its table's rows, the probe reads the key from its table
+-- column (the 4th, behind a dropped one, though the narrowed row has it 2nd)
+-- and projects only the rows it passes, system and whole-row columns too.
+CREATE TABLE jf_wide (a int, gone int, pad text, k int, c int);
+ALTER TABLE jf_wide DROP COLUMN gone;
+INSERT INTO jf_wide SELECT g, repeat('p', g % 40), CASE WHEN g % 11 = 0 THEN NULL ELSE g % 5000 END, g % 7
+FROM generate_series(1, 30000) g;
+CREATE TABLE jf_wdim AS SELECT g AS k, g % 9 = 0 AS flag FROM generate_series(0, 4999) g;
+ANALYZE jf_wide, jf_wdim;
+SET max_parallel_workers_per_gather = 0;
+SET work_mem = '64kB';
+SET hash_mem_multiplier = 1;
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT count(*), sum(w.c), max(w.pad) FROM jf_wide w JOIN jf_wdim d ON w.k = d.k WHERE d.flag;
+SELECT * FROM pg_temp.jf_filter_lines($$
+SELECT count(*), sum(w.c), max(w.pad) FROM jf_wide w JOIN jf_wdim d ON w.k = d.k WHERE d.flag$$);
+SELECT count(*), sum(w.c), max(w.pad) FROM jf_wide w JOIN jf_wdim d ON w.k = d.k WHERE d.flag;
+SELECT count(*), sum(w.c), max(w.ctid::text), sum(length(w::text))
+FROM jf_wide w JOIN jf_wdim d ON w.k = d.k WHERE d.flag;
+SET amq.join_filter = off;
+SELECT count(*), sum(w.c), max(w.pad) FROM jf_wide w JOIN jf_wdim d ON w.k = d.k WHERE d.flag;
+SELECT count(*), sum(w.c), max(w.ctid::text), sum(length(w::text))
+FROM jf_wide w JOIN jf_wdim d ON w.k = d.k WHERE d.flag;
+SET amq.join_filter = on;
+RESET work_mem;
+RESET hash_mem_multiplier;
+RESET max_parallel_workers_per_gather;
+
 -- Settings are checked.
 SET amq.join_filter_max_pass_rate = 2;
 SET amq.join_filter_max_memory = '1kB';
 
 DROP TABLE jf_fact, jf_dim1, jf_dim2, jf_names, jf_outer, jf_big, jf_pairs, jf_ints, jf_intdim,
-  jf_ordered, jf_first, jf_pfact, jf_pdim, jf_nulls, jf_evolved;
+  jf_ordered, jf_first, jf_pfact, jf_pdim, jf_nulls, jf_evolved, jf_wide, jf_wdim;
 DROP COLLATION jf_ci;
