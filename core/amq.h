@@ -252,6 +252,11 @@ bool amq_bloom_contains(const amq_filter *f, uint64_t hash);
  * skips choosing the layout and instruction set on every probe. */
 typedef amq_probe amq_bloom_probe; /* the same test, by its Bloom name */
 amq_bloom_probe amq_bloom_probe_for(const amq_filter *f);
+/* out[i] = amq_bloom_contains(f, hashes[i]) for i < n. For callers with many
+ * probes at hand: on the blocked layout it starts loading each probe's block
+ * a few probes ahead, so a filter larger than the CPU's caches costs about
+ * one memory latency per group of probes instead of one per probe. */
+void amq_bloom_contains_many(const amq_filter *f, const uint64_t *hashes, size_t n, bool *out);
 /* dst |= src, items summed; AMQ_INCOMPATIBLE unless layout, bits, hashes and seed match. */
 amq_status amq_bloom_union_into(amq_filter *dst, const amq_filter *src, amq_error *err);
 /* dst &= src, items = min; same compatibility rule. */

@@ -147,6 +147,28 @@ bool amq_bloom_contains(const amq_filter *f, uint64_t hash)
 	return amq_bloom_probe_for(f)(f, hash);
 }
 
+/* Only the blocked layout reads one predictable cache line per probe, which
+ * is what makes loading it ahead worthwhile. */
+void amq_bloom_contains_many(const amq_filter *f, const uint64_t *hashes, size_t n, bool *out)
+{
+	amq_bloom_probe contains = amq_bloom_probe_for(f);
+
+	switch (f->layout) {
+	case AMQ_LAYOUT_BLOCKED:
+		amq_blocked_contains_many(f, hashes, n, out);
+		return;
+	case AMQ_LAYOUT_CLASSIC:
+	case AMQ_LAYOUT_COUNTING:
+	case AMQ_LAYOUT_SCALABLE:
+	case AMQ_LAYOUT_CUCKOO_B2: /* the cuckoo layouts are never a Bloom filter's */
+	case AMQ_LAYOUT_CUCKOO_B8:
+	case AMQ_LAYOUT_SEMISORTED:
+		break;
+	}
+	for (size_t i = 0; i < n; i++)
+		out[i] = contains(f, hashes[i]);
+}
+
 amq_status amq_bloom_check_compatible(const amq_filter *a, const amq_filter *b, amq_error *err)
 {
 	if (a->kind != AMQ_KIND_BLOOM || b->kind != AMQ_KIND_BLOOM)

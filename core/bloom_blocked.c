@@ -110,6 +110,23 @@ bool amq_blocked_have_avx2(void)
 }
 #endif
 
+/* How many probes ahead amq_blocked_contains_many starts loading a block:
+ * enough to cover a miss to memory with the probes in between. */
+#define PREFETCH_AHEAD 8
+
+void amq_blocked_contains_many(const amq_filter *f, const uint64_t *hashes, size_t n, bool *out)
+{
+	amq_bloom_probe contains = amq_blocked_probe();
+
+	for (size_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
+		__builtin_prefetch(block_of(f, hashes[i]));
+	for (size_t i = 0; i < n; i++) {
+		if (i + PREFETCH_AHEAD < n)
+			__builtin_prefetch(block_of(f, hashes[i + PREFETCH_AHEAD]));
+		out[i] = contains(f, hashes[i]);
+	}
+}
+
 amq_bloom_probe amq_blocked_probe(void)
 {
 #ifdef AMQ_HAVE_AVX2_PROBE

@@ -103,6 +103,8 @@ double amq_blocked_fpr(double bits_per_item, uint32_t k);
  * compare them.
  */
 void amq_blocked_add(amq_filter *f, uint64_t hash);
+/* amq_bloom_contains_many for a blocked filter. */
+void amq_blocked_contains_many(const amq_filter *f, const uint64_t *hashes, size_t n, bool *out);
 amq_bloom_probe amq_blocked_probe(void);
 bool amq_blocked_contains_portable(const amq_filter *f, uint64_t hash);
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))

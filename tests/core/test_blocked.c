@@ -3,7 +3,8 @@
  * where docs/FORMAT.md says (recomputed here from the text, not from core's
  * helpers), and the portable and AVX2 probes answer alike, on aligned and
  * unaligned buffers, as does the probe amq_bloom_probe_for hands out; the
- * concurrent add sets the bits the plain one does.
+ * concurrent add sets the bits the plain one does; the batch probe answers
+ * as the single one.
  */
 #include "amq.h"
 #include "check.h"
@@ -158,11 +159,55 @@ static void concurrent_add_matches(void)
 	}
 }
 
+/* amq_bloom_contains_many gives, for each hash, amq_bloom_contains's answer:
+ * on the blocked layout (prefetched) and the classic one (a plain loop), for batches shorter and
+ * longer than its prefetch distance, of added and absent values. */
+static void contains_many_agrees(void)
+{
+	static const amq_layout layouts[] = {AMQ_LAYOUT_CLASSIC, AMQ_LAYOUT_BLOCKED};
+	static const size_t lengths[] = {0, 1, 7, 8, 9, 300, 5000};
+	enum { N = 5000 };
+	uint64_t *hashes = malloc(N * sizeof(uint64_t));
+	bool *out = malloc(N);
+
+	for (size_t l = 0; l < sizeof(layouts) / sizeof(layouts[0]); l++) {
+		amq_filter f;
+		amq_error err;
+		uint64_t state = 77 + l;
+		int wrong = 0, present = 0;
+
+		CHECK(amq_bloom_create(&f, 2000, 0.05, layouts[l], 0, A, &err) == AMQ_OK, "%s",
+		      err.message);
+		for (int i = 0; i < N; i++) {
+			hashes[i] = next_random(&state);
+			if (i % 3 == 0)
+				amq_bloom_add(&f, hashes[i]);
+		}
+		for (size_t n = 0; n < sizeof(lengths) / sizeof(lengths[0]); n++) {
+			memset(out, 2, N);
+			amq_bloom_contains_many(&f, hashes, lengths[n], out);
+			for (size_t i = 0; i < lengths[n]; i++) {
+				wrong += out[i] != amq_bloom_contains(&f, hashes[i]);
+				present += out[i];
+			}
+			for (size_t i = lengths[n]; i < N; i++)
+				wrong += ((uint8_t *)out)[i] != 2; /* nothing past n is written */
+		}
+		CHECK(wrong == 0, "layout %d: %d answers differ from amq_bloom_contains",
+		      (int)layouts[l], wrong);
+		CHECK(present > 0, "layout %d: no value found", (int)layouts[l]);
+		amq_filter_free(&f, A);
+	}
+	free(hashes);
+	free(out);
+}
+
 int main(void)
 {
 	known_answer();
 	placement_follows_spec();
 	probes_agree();
 	concurrent_add_matches();
+	contains_many_agrees();
 	return check_summary();
 }
