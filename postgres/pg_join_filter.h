@@ -14,10 +14,12 @@
 #ifndef PG_JOIN_FILTER_H
 #define PG_JOIN_FILTER_H
 
+#include "access/htup_details.h"
 #include "fmgr.h"
 #include "nodes/execnodes.h"
 #include "nodes/extensible.h"
 #include "port/atomics.h"
+#include "storage/buf.h"
 
 #include "amq.h"
 
@@ -45,6 +47,7 @@
 extern bool amq_jf_enabled;
 extern int amq_jf_max_kb;	    /* per-filter memory cap, in kB */
 extern double amq_jf_max_pass_rate; /* build when expected pass rate <= this */
+extern int amq_jf_page_min_kb;	    /* probe page by page from this filter size on */
 
 /* ---- the planner hook (pg_join_filter_plan.c) ---- */
 
@@ -211,6 +214,29 @@ amq_jf_readiness amq_jf_filter_readiness(amq_jf_filter *f);
  * rows probed, nfiltered2 rows passed before the filter was usable. The rows
  * passed while switched off are the rest of the rows returned.
  */
+/*
+ * A probe's verdicts for the heap page its sequential scan is reading
+ * (pg_join_filter_page.c): for each offset, whether the tuple there may find
+ * a match, and which tuple that was.
+ */
+typedef struct amq_jf_page {
+	Buffer buffer;	     /* the page, pinned by the probe; InvalidBuffer: no verdicts */
+	Buffer last;	     /* the buffer of the last row seen */
+	OffsetNumber nitems; /* offsets 1..nitems have been looked at */
+	uint32 normal;	     /* tuples on the page */
+	uint32 rows;	     /* rows of it that reached the probe */
+	uint32 skip;	     /* pages left to probe row by row */
+	HeapTupleHeader tuple[MaxHeapTuplesPerPage + 1]; /* NULL: no verdict */
+	bool pass[MaxHeapTuplesPerPage + 1];
+} amq_jf_page;
+
+/* A verdict on one row. */
+typedef enum amq_jf_verdict {
+	AMQ_JF_VERDICT_DROP,
+	AMQ_JF_VERDICT_PASS,
+	AMQ_JF_VERDICT_UNKNOWN, /* probe the row by itself */
+} amq_jf_verdict;
+
 typedef struct amq_jf_probe_state {
 	CustomScanState css;
 	int filter_id;
@@ -229,7 +255,25 @@ typedef struct amq_jf_probe_state {
 	uint64 off_next;	    /* the next switch-off's stretch */
 	bool off_until_rescan;	    /* switched off: this build's filter is overfull */
 	bool ever_off;		    /* switched off at some point */
+	amq_jf_page *page;	    /* room for page-wide verdicts, or NULL */
+	bool paged;		    /* probing page by page: the filter is large */
 } amq_jf_probe_state;
+
+/* ---- page-wide verdicts (pg_join_filter_page.c) ---- */
+
+/* Room for the verdicts of a probe right above input, or NULL when its rows
+ * are to be probed one by one: input is not a sequential scan, or scans a
+ * catalog (whose tuples may change in place), or hashing the keys calls
+ * functions (keys_allocate). */
+amq_jf_page *amq_jf_page_create(PlanState *input, bool keys_allocate);
+
+/* The verdict on the row in slot, from its page's verdicts, which it computes
+ * on the first row of each page. UNKNOWN when slot holds no tuple of a
+ * pinned heap page, or one without a verdict. */
+amq_jf_verdict amq_jf_page_verdict(amq_jf_probe_state *state, TupleTableSlot *slot);
+
+/* Drops page's verdicts and its pin on their page. */
+void amq_jf_page_release(amq_jf_page *page);
 
 extern const CustomScanMethods amq_jf_probe_methods;
 extern const CustomExecMethods amq_jf_probe_exec_methods;

@@ -137,6 +137,7 @@ static void probe_begin(CustomScanState *node, EState *estate, int eflags)
 	outerPlanState(node) = input;
 	node->ss.ps.resultops = ExecGetResultSlotOps(input, &node->ss.ps.resultopsfixed);
 	take_projection(state, input);
+	state->page = amq_jf_page_create(input, state->keys_allocate);
 	state->probe_proc = node->ss.ps.ExecProcNode;
 	state->window_left = AMQ_JF_CHECK_ROWS;
 	state->off_next = AMQ_JF_OFF_ROWS;
@@ -203,30 +204,52 @@ static inline Datum key_column(TupleTableSlot *slot, AttrNumber attno, bool *isn
 	return slot_getattr(slot, attno, isnull);
 }
 
-/* True when the row in slot may have a match: its key is not NULL and may be
- * in the filter. Counts the probe in its window and for EXPLAIN ANALYZE. */
-static bool probe_row(amq_jf_probe_state *state, TupleTableSlot *slot)
+/* Whether the row in slot may find a match, probed by itself: its key is not
+ * NULL (hash operators are strict: NULL matches nothing) and may be in the
+ * filter. */
+static bool row_may_match(amq_jf_probe_state *state, TupleTableSlot *slot)
 {
 	const amq_jf_filter *f = state->filter;
 	Datum values[INDEX_MAX_KEYS];
 	bool isnull = false;
-	bool pass;
+	uint64 h;
 
 	for (int k = 0; k < state->nkeys && !isnull; k++)
 		values[k] = key_column(slot, state->attnos[k], &isnull);
-	if (isnull) {
-		pass = false; /* hash operators are strict: NULL matches nothing */
-	} else if (state->keys_allocate) {
-		ExprContext *econtext = state->css.ss.ps.ps_ExprContext;
-		MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
-		uint64 h = amq_jf_hash_keys(state->keys, state->nkeys, values);
+	if (isnull)
+		return false;
+	if (!state->keys_allocate)
+		return f->contains(&f->bloom, amq_jf_hash_keys(state->keys, state->nkeys, values));
+	ExprContext *econtext = state->css.ss.ps.ps_ExprContext;
+	MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
 
-		MemoryContextSwitchTo(old);
-		ResetExprContext(econtext);
-		pass = f->contains(&f->bloom, h);
-	} else {
-		pass = f->contains(&f->bloom, amq_jf_hash_keys(state->keys, state->nkeys, values));
+	h = amq_jf_hash_keys(state->keys, state->nkeys, values);
+	MemoryContextSwitchTo(old);
+	ResetExprContext(econtext);
+	return f->contains(&f->bloom, h);
+}
+
+/* Whether the row in slot may find a match: its page's verdict on it where
+ * there is one, else probed by itself. */
+static bool row_passes(amq_jf_probe_state *state, TupleTableSlot *slot)
+{
+	switch (state->paged ? amq_jf_page_verdict(state, slot) : AMQ_JF_VERDICT_UNKNOWN) {
+	case AMQ_JF_VERDICT_DROP:
+		return false;
+	case AMQ_JF_VERDICT_PASS:
+		return true;
+	case AMQ_JF_VERDICT_UNKNOWN:
+		return row_may_match(state, slot);
 	}
+	pg_unreachable();
+}
+
+/* True when the row in slot may have a match. Counts the probe in its window
+ * and for EXPLAIN ANALYZE. */
+static bool probe_row(amq_jf_probe_state *state, TupleTableSlot *slot)
+{
+	bool pass = row_passes(state, slot);
+
 	InstrCountTuples2(state, 1);
 	if (!pass)
 		InstrCountFiltered1(state, 1);
@@ -262,6 +285,9 @@ static TupleTableSlot *probe_exec(CustomScanState *node)
 				return output(state, slot);
 			case AMQ_JF_USABLE:
 				state->ready = true;
+				state->paged =
+				    state->page != NULL &&
+				    state->filter->bloom.size >= (size_t)amq_jf_page_min_kb * 1024;
 				break;
 			}
 		}
@@ -274,6 +300,10 @@ static TupleTableSlot *probe_exec(CustomScanState *node)
 /* Ends the scan below. */
 static void probe_end(CustomScanState *node)
 {
+	amq_jf_probe_state *state = (amq_jf_probe_state *)node;
+
+	if (state->page != NULL)
+		amq_jf_page_release(state->page);
 	ExecEndNode(outerPlanState(node));
 }
 
@@ -287,6 +317,8 @@ static void probe_rescan(CustomScanState *node)
 	PlanState *input = outerPlanState(node);
 
 	state->ready = false;
+	if (state->page != NULL) /* the filter may be rebuilt */
+		amq_jf_page_release(state->page);
 	if (state->off_until_rescan)
 		switch_on(state);
 	if (input->chgParam == NULL)

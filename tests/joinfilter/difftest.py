@@ -9,9 +9,10 @@ inner, left, right, full, semi (EXISTS, IN) and anti (NOT EXISTS) joins; one-
 and two-column keys; NULL keys, skewed and empty tables; int2/int4/int8 across
 types, numeric of two scales, text under "C" and a nondeterministic ICU
 collation, uuid and bytea; and plan shapes with nested loops over hash joins
-(correlated subqueries), materialized CTEs, LIMIT, parallel plans and a small
-and a large work_mem. With the filter on, each query also runs under EXPLAIN
-ANALYZE, to count the queries whose filters actually removed rows.
+(correlated subqueries), materialized CTEs, LIMIT, parallel plans, a small
+and a large work_mem, and probes that test a heap page at a time. With the
+filter on, each query also runs under EXPLAIN ANALYZE, to count the queries
+whose filters actually removed rows.
 
 Usage: difftest.py SEED QUERIES  (psql from PGBINDIR, connection from PG*).
 Prints one line per failing query with its number and seed (replay with
@@ -182,6 +183,8 @@ def make_query(rng):
         "min_parallel_table_scan_size": "0" if parallel else "8MB",
         "max_parallel_workers_per_gather": "2" if parallel else "0",
         "amq.join_filter_max_pass_rate": rng.choice(["1", "1", "1", "0.5"]),
+        # 0: probes above sequential scans test whole heap pages at a time.
+        "amq.join_filter_page_min_memory": rng.choice(["0", "128kB"]),
         "statement_timeout": "5s",
     }
     return sql, settings, shape != "limit"
