@@ -209,12 +209,6 @@ amq_jf_readiness amq_jf_filter_readiness(amq_jf_filter *f);
 /* ---- the probe node (pg_join_filter_probe.c) ---- */
 
 /*
- * EXPLAIN ANALYZE's counts live in the node's Instrumentation, which parallel
- * query sums over all participants: nfiltered1 counts rows removed, ntuples2
- * rows probed, nfiltered2 rows passed before the filter was usable. The rows
- * passed while switched off are the rest of the rows returned.
- */
-/*
  * A probe's verdicts for the heap page its sequential scan is reading
  * (pg_join_filter_page.c): for each offset, whether the tuple there may find
  * a match, and which tuple that was.
@@ -237,6 +231,12 @@ typedef enum amq_jf_verdict {
 	AMQ_JF_VERDICT_UNKNOWN, /* probe the row by itself */
 } amq_jf_verdict;
 
+/*
+ * EXPLAIN ANALYZE's counts live in the node's Instrumentation, which parallel
+ * query sums over all participants: nfiltered1 counts rows removed, ntuples2
+ * rows probed, nfiltered2 rows passed before the filter was usable. The rows
+ * passed while switched off are the rest of the rows returned.
+ */
 typedef struct amq_jf_probe_state {
 	CustomScanState css;
 	int filter_id;

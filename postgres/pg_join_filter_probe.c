@@ -9,9 +9,9 @@
  * after a build that ended overfull, until the next rescan.
  *
  * Plan form: lefttree = the scan; targetlist and custom_scan_tlist as the
- * builder's (the node returns the scan's own slots, or the slots of the
- * scan's projection, which it may run itself: take_projection); custom_exprs = the keys,
- * Var(OUTER_VAR, attno), for EXPLAIN; custom_private = filter id, the
+ * builder's (the node returns the scan's own slots, or those of the scan's
+ * projection, which it may run itself: take_projection); custom_exprs = the
+ * keys, Var(OUTER_VAR, attno), for EXPLAIN; custom_private = filter id, the
  * planner's expected pass rate, the number of keys, then per key its column,
  * extended hash function, amq_jf_key_form and collation.
  */
