@@ -2,12 +2,14 @@
  * pg_join_filter_page.c - a probe's verdicts for a whole heap page at once.
  *
  * A probe right above a sequential scan sees the rows of each heap page one
- * after another. Probing them one per call chains each row's key read, hash
- * and filter lookup behind the scan's own work for that row, so the CPU
- * overlaps little. When the first row of a page arrives, this file instead
- * reads the key of every tuple on the page and probes them all in one loop,
- * whose iterations do not depend on each other, and keeps the verdicts; the
- * page's rows then cost the probe an array lookup each.
+ * after another. Probing them one per call puts the scan's own work for a
+ * row between two filter lookups, more than the CPU can look ahead across, so
+ * with a filter larger than the caches every probe waits for memory alone.
+ * For such filters (amq.join_filter_page_min_memory) this file, when the
+ * first row of a page arrives, reads the key of every tuple on the page and
+ * probes them all at once with amq_bloom_contains_many, which loads each
+ * block a few probes ahead, and keeps the verdicts; the page's rows then
+ * cost the probe an array lookup each.
  *
  * Why a verdict stays right: the probe keeps its own pin on the page while
  * it holds its verdicts. While any backend holds a pin, no tuple on the page
