@@ -151,8 +151,6 @@ bool amq_bloom_contains(const amq_filter *f, uint64_t hash)
  * is what makes loading it ahead worthwhile. */
 void amq_bloom_contains_many(const amq_filter *f, const uint64_t *hashes, size_t n, bool *out)
 {
-	amq_bloom_probe contains = amq_bloom_probe_for(f);
-
 	switch (f->layout) {
 	case AMQ_LAYOUT_BLOCKED:
 		amq_blocked_contains_many(f, hashes, n, out);
@@ -165,6 +163,8 @@ void amq_bloom_contains_many(const amq_filter *f, const uint64_t *hashes, size_t
 	case AMQ_LAYOUT_SEMISORTED:
 		break;
 	}
+	amq_bloom_probe contains = amq_bloom_probe_for(f);
+
 	for (size_t i = 0; i < n; i++)
 		out[i] = contains(f, hashes[i]);
 }

@@ -218,14 +218,16 @@ static bool row_may_match(amq_jf_probe_state *state, TupleTableSlot *slot)
 		values[k] = key_column(slot, state->attnos[k], &isnull);
 	if (isnull)
 		return false;
-	if (!state->keys_allocate)
-		return f->contains(&f->bloom, amq_jf_hash_keys(state->keys, state->nkeys, values));
-	ExprContext *econtext = state->css.ss.ps.ps_ExprContext;
-	MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+	if (state->keys_allocate) {
+		ExprContext *econtext = state->css.ss.ps.ps_ExprContext;
+		MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
 
-	h = amq_jf_hash_keys(state->keys, state->nkeys, values);
-	MemoryContextSwitchTo(old);
-	ResetExprContext(econtext);
+		h = amq_jf_hash_keys(state->keys, state->nkeys, values);
+		MemoryContextSwitchTo(old);
+		ResetExprContext(econtext);
+	} else {
+		h = amq_jf_hash_keys(state->keys, state->nkeys, values);
+	}
 	return f->contains(&f->bloom, h);
 }
 
