@@ -4,8 +4,9 @@
  * A planner hook (pg_join_filter_plan.c) gives an eligible hash join two
  * custom scan nodes: a builder under its Hash node, which adds each inner
  * tuple's join key to a blocked Bloom filter (pg_join_filter_build.c), and a
- * probe above the outer side's scan, which drops the rows whose key the
- * filter rules out (pg_join_filter_probe.c). An ExecutorStart hook
+ * probe above the outer side's scan (above each partition's, for a
+ * partitioned table), which drops the rows whose key the filter rules out
+ * (pg_join_filter_probe.c). An ExecutorStart hook
  * (pg_join_filter_link.c) ties each probe to its builder, and each builder to
  * its hash join, in every executor tree.
  *
@@ -152,8 +153,25 @@ char *amq_jf_deparse_keys(List *keys, List *context);
 
 /* ---- the builder node (pg_join_filter_build.c) ---- */
 
+/*
+ * Whether a filter pays, judged over the rows that all its probes in this
+ * participant test (a probe per partition of a partitioned table shares one
+ * judge, so that small partitions add up to the windows that decide). The
+ * probes switch off together; each of them notices at its next row.
+ */
+typedef struct amq_jf_judge {
+	uint32 window_left;    /* probes left in the current window */
+	uint32 window_passed;  /* rows passed in it */
+	uint64 off_left;       /* switched off: rows left to pass unprobed */
+	uint64 off_next;       /* the next switch-off's stretch */
+	bool off_until_rescan; /* switched off: this build's filter is overfull */
+} amq_jf_judge;
+
+/* A judge that has seen nothing yet: on, at the start of its first window. */
+void amq_jf_judge_init(amq_jf_judge *judge);
+
 /* One filter a builder fills: one hash clause of its hash join, or several
- * whose outer keys all reach the same scan (one combined filter). */
+ * whose outer keys all reach the same places (one combined filter). */
 typedef struct amq_jf_filter {
 	int id;		       /* unique within its PlannedStmt */
 	uint64 capacity;       /* keys the filter is sized for */
@@ -169,6 +187,7 @@ typedef struct amq_jf_filter {
 	bool overfull;	       /* last build ended above AMQ_JF_MAX_BUILT_FPR */
 	uint64 keys_added;     /* non-NULL keys, all builds; for a shared filter
 				* after the leader's shutdown, all participants' */
+	amq_jf_judge judge;    /* shared by the filter's probes */
 	struct amq_jf_build_state *owner;
 } amq_jf_filter;
 
@@ -248,12 +267,8 @@ typedef struct amq_jf_probe_state {
 	bool keys_allocate;	    /* hashing them may allocate: reset per row */
 	amq_jf_filter *filter;	    /* set by the ExecutorStart hook; NULL: pass all */
 	bool ready;		    /* filter found usable since the last rescan */
+	amq_jf_judge *judge;	    /* the filter's; an unlinked probe's own */
 	ExecProcNodeMtd probe_proc; /* the node's own call, while it probes */
-	uint32 window_left;	    /* probes left in the current window */
-	uint32 window_passed;	    /* rows passed in it */
-	uint64 off_left;	    /* switched off: rows left to pass unprobed */
-	uint64 off_next;	    /* the next switch-off's stretch */
-	bool off_until_rescan;	    /* switched off: this build's filter is overfull */
 	bool ever_off;		    /* switched off at some point */
 	amq_jf_page *page;	    /* room for page-wide verdicts, or NULL */
 	bool paged;		    /* probing page by page: the filter is large */

@@ -104,6 +104,7 @@ static Node *build_create_state(CustomScan *cscan)
 
 			amq_jf_key_init(&f->keys[k], form, proc, (Oid)next_int(private, &lc));
 		}
+		amq_jf_judge_init(&f->judge);
 		f->owner = state;
 	}
 	state->nfilters = nfilters;

@@ -84,6 +84,8 @@ static void link_executor_start(QueryDesc *queryDesc, int eflags)
 		amq_jf_probe_state *p = lfirst(lc);
 
 		p->filter = find_filter(walk.builders, p->filter_id);
+		if (p->filter != NULL)
+			p->judge = &p->filter->judge;
 	}
 	list_free(walk.builders);
 	list_free(walk.probes);

@@ -11,7 +11,9 @@
  *     the inner ones, in the same order as hashoperators and hashcollations,
  *     each operator written as (outer = inner);
  *   - after setrefs a join's targetlist refers to its children's outputs as
- *     Var(OUTER_VAR / INNER_VAR, position in that child's targetlist).
+ *     Var(OUTER_VAR / INNER_VAR, position in that child's targetlist), and an
+ *     Append's is Var(OUTER_VAR, i) for its i-th column, which every child
+ *     returns at position i (set_dummy_tlist_references).
  * Which rows may be dropped and where the probe may go is explained at
  * join_may_filter() and descend().
  */
@@ -186,9 +188,88 @@ static double probe_pass_rate(Plan *probe)
 	return floatVal(lsecond(((CustomScan *)probe)->custom_private));
 }
 
+/* Where one key's probe goes: a plan's slot and the key's column there. */
+typedef struct key_place {
+	Plan **slot;
+	AttrNumber attno;
+} key_place;
+
+/* The plain Var that column attno of plan's output is, looking through
+ * binary-compatible relabelings; NULL when it is computed. */
+static Var *column_var(Plan *plan, AttrNumber attno)
+{
+	TargetEntry *tle = list_nth_node(TargetEntry, plan->targetlist, attno - 1);
+	Var *var = (Var *)strip_relabel(tle->expr);
+
+	return var != NULL && IsA(var, Var) ? var : NULL;
+}
+
+/*
+ * One step of descend() below plan, whose output column *attno is the key:
+ * the slot of the input that column comes from unchanged, with *attno set to
+ * its column there; NULL when the probe goes right above plan.
+ */
+static Plan **step_down(Plan *plan, AttrNumber *attno, double pass)
+{
+	Var *var;
+	Plan **next = NULL;
+
+	if (nodeTag(plan) == T_CustomScan && ((CustomScan *)plan)->methods == &amq_jf_probe_methods)
+		/* a probe mirrors its input column for column */
+		return probe_pass_rate(plan) <= pass ? NULL : &plan->lefttree;
+	var = column_var(plan, *attno);
+	if (var == NULL)
+		return NULL;
+	switch (nodeTag(plan)) {
+	case T_HashJoin:
+	case T_MergeJoin:
+	case T_Result:
+		if (var->varno == OUTER_VAR && plan->lefttree != NULL)
+			next = &plan->lefttree;
+		break;
+	case T_NestLoop:
+		if (var->varno == OUTER_VAR)
+			next = &plan->lefttree;
+		else if (var->varno == INNER_VAR)
+			next = &plan->righttree;
+		break;
+	default:
+		break;
+	}
+	if (next != NULL)
+		*attno = var->varattno;
+	return next;
+}
+
+/*
+ * The children of an Append whose output column attno is the key, each of
+ * which returns its rows in the Append's column order (the partitions of a
+ * partitioned table, the branches of a UNION ALL); NIL for any other plan,
+ * and when a child runs asynchronously (a probe above it would make the
+ * Append run it synchronously).
+ */
+static List *append_children(Plan *plan, AttrNumber attno)
+{
+	List *children;
+	Var *var;
+	ListCell *lc;
+
+	if (!IsA(plan, Append))
+		return NIL;
+	children = ((Append *)plan)->appendplans;
+	var = column_var(plan, attno);
+	if (var == NULL || var->varno != OUTER_VAR || var->varattno != attno)
+		return NIL;
+	foreach (lc, children)
+		if (((Plan *)lfirst(lc))->async_capable)
+			return NIL;
+	return children;
+}
+
 /*
  * Follows the outer key, column attno of the plan at *slot, down to where
- * the probe goes; returns that slot and the key's column there in *attno.
+ * its probes go, and appends each such place to *places: one, or one per
+ * child of an Append on the way.
  * Probes stack in order of their expected pass rate, the most selective one
  * nearest the scan (it runs first), so a new probe stops above the first
  * probe that passes fewer rows than its own pass rate.
@@ -200,52 +281,40 @@ static double probe_pass_rate(Plan *probe)
  *   - any join's outer side (an intermediate hash join keeps its inner side
  *     across rescans, so that side is never entered), a nested loop's inner
  *     side (rescanned for every outer row);
- *   - a Result over one input, and probes placed earlier.
+ *   - a Result over one input, probes placed earlier, and every child of an
+ *     Append.
  * It stops at anything else (scans, Sort, Material, Memoize, Agg, Limit,
- * Gather, Append, SubqueryScan, CTE scans, ...) and at a column that is not
- * a plain Var of the input, and the probe goes right above that node.
+ * Gather, MergeAppend, SubqueryScan, CTE scans, ...) and at a column that is not a plain
+ * Var of the input, and the probe goes right above that node. A place where
+ * the key is no column (a child returning fewer columns) gets no probe:
+ * filtering only some children of an Append is still correct.
  */
-static Plan **descend(Plan **slot, AttrNumber *attno, double pass)
+static void descend(Plan **slot, AttrNumber attno, double pass, List **places)
 {
-	for (;;) {
-		Plan *plan = *slot;
-		TargetEntry *tle;
-		Var *var;
+	key_place *place;
 
-		if (*attno < 1 || *attno > list_length(plan->targetlist))
-			return slot;
-		tle = list_nth_node(TargetEntry, plan->targetlist, *attno - 1);
-		var = (Var *)strip_relabel(tle->expr);
-		if (nodeTag(plan) == T_CustomScan &&
-		    ((CustomScan *)plan)->methods == &amq_jf_probe_methods) {
-			if (probe_pass_rate(plan) <= pass)
-				return slot;
-			slot = &plan->lefttree; /* mirrors its input column for column */
-			continue;
+	for (;;) {
+		Plan **next;
+		List *children;
+		ListCell *lc;
+
+		if (attno < 1 || attno > list_length((*slot)->targetlist))
+			return;
+		children = append_children(*slot, attno);
+		if (children != NIL) {
+			foreach (lc, children)
+				descend((Plan **)&lfirst(lc), attno, pass, places);
+			return;
 		}
-		if (var == NULL || !IsA(var, Var))
-			return slot;
-		switch (nodeTag(plan)) {
-		case T_HashJoin:
-		case T_MergeJoin:
-		case T_Result:
-			if (var->varno != OUTER_VAR || plan->lefttree == NULL)
-				return slot;
-			slot = &plan->lefttree;
+		next = step_down(*slot, &attno, pass);
+		if (next == NULL)
 			break;
-		case T_NestLoop:
-			if (var->varno == OUTER_VAR)
-				slot = &plan->lefttree;
-			else if (var->varno == INNER_VAR)
-				slot = &plan->righttree;
-			else
-				return slot;
-			break;
-		default:
-			return slot;
-		}
-		*attno = var->varattno;
+		slot = next;
 	}
+	place = palloc(sizeof(key_place));
+	place->slot = slot;
+	place->attno = attno;
+	*places = lappend(*places, place);
 }
 
 /*
@@ -294,30 +363,37 @@ static CustomScan *make_passthrough(Plan *input, const CustomScanMethods *method
 	return cscan;
 }
 
-/* One hash clause whose outer key reached a place for a probe. */
+/* One hash clause whose outer key reached places for probes. */
 typedef struct clause_key {
-	int clause;	  /* position in the join's hash clauses */
-	Plan **slot;	  /* where its probe goes */
-	AttrNumber attno; /* the key's column there */
-	Oid left_proc;	  /* outer type's extended hash */
-	Oid right_proc;	  /* inner type's extended hash */
+	int clause;	/* position in the join's hash clauses */
+	List *places;	/* key_place *: where its probes go */
+	Oid left_proc;	/* outer type's extended hash */
+	Oid right_proc; /* inner type's extended hash */
 	Oid collation;
 } clause_key;
 
-/* Inserts a probe of filter id on the nkeys keys (all with the same slot). */
-static void insert_probe(const clause_key *keys, int nkeys, int id, double pass, plan_walk *walk)
+/* The key's column at its place'th place. */
+static AttrNumber place_attno(const clause_key *key, int place)
 {
-	Plan **slot = keys[0].slot;
+	return ((key_place *)list_nth(key->places, place))->attno;
+}
+
+/* Inserts a probe of filter id on the nkeys keys at their place'th place
+ * (the same slot for all of them). */
+static void insert_probe(const clause_key *keys, int nkeys, int place, int id, double pass,
+			 plan_walk *walk)
+{
+	Plan **slot = ((key_place *)list_nth(keys[0].places, place))->slot;
 	CustomScan *probe = make_passthrough(*slot, &amq_jf_probe_methods, walk);
 
 	probe->custom_private =
 	    list_make3(makeInteger(id), makeFloat(psprintf("%.6f", pass)), makeInteger(nkeys));
 	for (int k = 0; k < nkeys; k++) {
-		TargetEntry *tle =
-		    list_nth_node(TargetEntry, probe->custom_scan_tlist, keys[k].attno - 1);
+		AttrNumber attno = place_attno(&keys[k], place);
+		TargetEntry *tle = list_nth_node(TargetEntry, probe->custom_scan_tlist, attno - 1);
 
 		probe->custom_exprs = lappend(probe->custom_exprs, copyObject(tle->expr));
-		probe->custom_private = lappend(probe->custom_private, makeInteger(keys[k].attno));
+		probe->custom_private = lappend(probe->custom_private, makeInteger(attno));
 		probe->custom_private =
 		    lappend(probe->custom_private, makeInteger((int)keys[k].left_proc));
 		probe->custom_private = lappend(
@@ -329,14 +405,16 @@ static void insert_probe(const clause_key *keys, int nkeys, int id, double pass,
 	*slot = &probe->scan.plan;
 }
 
-/* Adds a filter over the nkeys keys to the builder's lists and its probe. */
+/* Adds a filter over the nkeys keys to the builder's lists, and its probes
+ * at every place the keys reached. */
 static void add_filter(HashJoin *hj, const clause_key *keys, int nkeys, uint64 capacity,
 		       double pass, List **exprs, List **private, plan_walk *walk)
 {
 	Hash *hash = (Hash *)innerPlan(hj);
 	int id = walk->next_filter_id++;
 
-	insert_probe(keys, nkeys, id, pass, walk);
+	for (int place = 0; place < list_length(keys[0].places); place++)
+		insert_probe(keys, nkeys, place, id, pass, walk);
 	*private = lappend(*private, makeInteger(id));
 	*private = lappend(*private, makeInteger((int)capacity));
 	*private = lappend(*private, makeInteger(nkeys));
@@ -349,10 +427,22 @@ static void add_filter(HashJoin *hj, const clause_key *keys, int nkeys, uint64 c
 	}
 }
 
+/* Whether two keys' probes go to the same places, in the same order. */
+static bool same_places(const clause_key *a, const clause_key *b)
+{
+	ListCell *la, *lb;
+
+	if (list_length(a->places) != list_length(b->places))
+		return false;
+	forboth(la, a->places, lb, b->places) if (((key_place *)lfirst(la))->slot !=
+						  ((key_place *)lfirst(lb))->slot) return false;
+	return true;
+}
+
 /*
  * Gives hj its filters when it may and should have them: one combined
  * filter when the outer keys of all its usable hash clauses reach the same
- * place (more selective than each column alone; a row must match every
+ * places (more selective than each column alone; a row must match every
  * clause), otherwise one per usable clause (each a necessary condition).
  */
 static void add_join_filters(HashJoin *hj, plan_walk *walk)
@@ -386,12 +476,12 @@ static void add_join_filters(HashJoin *hj, plan_walk *walk)
 				       &key->right_proc))
 			continue;
 		key->clause = i;
-		key->attno = outer_key->varattno;
 		key->collation = list_nth_oid(hj->hashcollations, i);
-		key->slot = descend(&hj->join.plan.lefttree, &key->attno, pass);
-		if (key->attno < 1 || key->attno > list_length((*key->slot)->targetlist))
+		key->places = NIL;
+		descend(&hj->join.plan.lefttree, outer_key->varattno, pass, &key->places);
+		if (key->places == NIL)
 			continue;
-		same_place = same_place && key->slot == keys[0].slot;
+		same_place = same_place && same_places(key, &keys[0]);
 		nkeys++;
 	}
 	if (nkeys == 0)

@@ -6,7 +6,9 @@
  * outer row before it builds; or its hash join is about to rebuild), and
  * while it is switched off: after a window of AMQ_JF_CHECK_ROWS probes that
  * dropped too few rows, for a stretch of rows that doubles each time, and
- * after a build that ended overfull, until the next rescan.
+ * after a build that ended overfull, until the next rescan. A filter may have
+ * several probes (one per partition of a partitioned table); they count
+ * their windows together and switch off together (amq_jf_judge).
  *
  * Plan form: lefttree = the scan; targetlist and custom_scan_tlist as the
  * builder's (the node returns the scan's own slots, or those of the scan's
@@ -139,55 +141,71 @@ static void probe_begin(CustomScanState *node, EState *estate, int eflags)
 	take_projection(state, input);
 	state->page = amq_jf_page_create(input, state->keys_allocate);
 	state->probe_proc = node->ss.ps.ExecProcNode;
-	state->window_left = AMQ_JF_CHECK_ROWS;
-	state->off_next = AMQ_JF_OFF_ROWS;
+	state->judge = palloc(sizeof(amq_jf_judge));
+	amq_jf_judge_init(state->judge);
+}
+
+void amq_jf_judge_init(amq_jf_judge *judge)
+{
+	judge->window_left = AMQ_JF_CHECK_ROWS;
+	judge->window_passed = 0;
+	judge->off_left = 0;
+	judge->off_next = AMQ_JF_OFF_ROWS;
+	judge->off_until_rescan = false;
 }
 
 static TupleTableSlot *pass_through(PlanState *node);
 
-/* Stops probing for the next rows rows: meanwhile the executor calls
- * pass_through() instead of the custom scan's machinery. */
+/* Switches the judge, and with it every probe of the filter, off for the
+ * next rows rows: meanwhile the executor calls pass_through() instead of the
+ * custom scan's machinery. */
 static void switch_off(amq_jf_probe_state *state, uint64 rows)
 {
-	state->off_left = rows;
+	state->judge->off_left = rows;
 	state->ever_off = true;
 	ExecSetExecProcNode(&state->css.ss.ps, pass_through);
 }
 
-/* Probes again, starting a new window. */
-static void switch_on(amq_jf_probe_state *state)
+/* Switches the judge on again, starting a new window. */
+static void judge_on(amq_jf_judge *judge)
 {
-	state->off_left = 0;
-	state->off_until_rescan = false;
-	state->window_left = AMQ_JF_CHECK_ROWS;
-	state->window_passed = 0;
-	ExecSetExecProcNode(&state->css.ss.ps, state->probe_proc);
+	judge->off_left = 0;
+	judge->off_until_rescan = false;
+	judge->window_left = AMQ_JF_CHECK_ROWS;
+	judge->window_passed = 0;
 }
 
 /* A switched-off probe's node: its input's next row, with nothing in between
- * but this call and the count of the rows left before it probes again. */
+ * but this call and the count of the rows left before the probes probe
+ * again. A probe whose judge another probe of the filter switched on goes
+ * back to probing. */
 static TupleTableSlot *pass_through(PlanState *node)
 {
 	amq_jf_probe_state *state = (amq_jf_probe_state *)node;
+	amq_jf_judge *judge = state->judge;
 
-	if (--state->off_left == 0)
-		switch_on(state);
+	if (judge->off_left > 0 && --judge->off_left == 0)
+		judge_on(judge);
+	if (judge->off_left == 0)
+		ExecSetExecProcNode(node, state->probe_proc);
 	return output(state, ExecProcNode(outerPlanState(node)));
 }
 
 /* Ends a window of probes: when it passed too many rows the filter does not
- * pay here, and the probe switches off for a stretch twice as long as the
+ * pay here, and the probes switch off for a stretch twice as long as the
  * last; when it did pay, the next stretch is the first one's length again. */
 static void end_window(amq_jf_probe_state *state)
 {
-	if (state->window_passed > AMQ_JF_MAX_RUNTIME_PASS * AMQ_JF_CHECK_ROWS) {
-		switch_off(state, state->off_next);
-		state->off_next *= 2;
+	amq_jf_judge *judge = state->judge;
+
+	if (judge->window_passed > AMQ_JF_MAX_RUNTIME_PASS * AMQ_JF_CHECK_ROWS) {
+		switch_off(state, judge->off_next);
+		judge->off_next *= 2;
 		return;
 	}
-	state->off_next = AMQ_JF_OFF_ROWS;
-	state->window_left = AMQ_JF_CHECK_ROWS;
-	state->window_passed = 0;
+	judge->off_next = AMQ_JF_OFF_ROWS;
+	judge->window_left = AMQ_JF_CHECK_ROWS;
+	judge->window_passed = 0;
 }
 
 /*
@@ -255,8 +273,8 @@ static bool probe_row(amq_jf_probe_state *state, TupleTableSlot *slot)
 	InstrCountTuples2(state, 1);
 	if (!pass)
 		InstrCountFiltered1(state, 1);
-	state->window_passed += pass;
-	if (--state->window_left == 0)
+	state->judge->window_passed += pass;
+	if (--state->judge->window_left == 0)
 		end_window(state);
 	return pass;
 }
@@ -270,8 +288,11 @@ static TupleTableSlot *probe_exec(CustomScanState *node)
 	for (;;) {
 		TupleTableSlot *slot;
 
-		if (state->off_left > 0) /* a window just ended, switching us off */
+		if (state->judge->off_left > 0) { /* a window here or at another probe
+						   * just ended, switching us off */
+			switch_off(state, state->judge->off_left);
 			return pass_through(&node->ss.ps);
+		}
 		slot = ExecProcNode(input);
 		if (TupIsNull(slot))
 			return output(state, slot);
@@ -283,7 +304,7 @@ static TupleTableSlot *probe_exec(CustomScanState *node)
 				return output(state, slot);
 			case AMQ_JF_OVERFULL:
 				switch_off(state, PG_UINT64_MAX);
-				state->off_until_rescan = true;
+				state->judge->off_until_rescan = true;
 				return output(state, slot);
 			case AMQ_JF_USABLE:
 				state->ready = true;
@@ -312,7 +333,7 @@ static void probe_end(CustomScanState *node)
 /* A rescan makes the probe look at its filter again before using it: the
  * hash join is rescanned with its whole outer side, us included, whenever it
  * may rebuild its table and filter (or, for a parallel plan, have them
- * cleared). A probe switched off for an overfull filter probes again. */
+ * cleared). Probes switched off for an overfull filter probe again. */
 static void probe_rescan(CustomScanState *node)
 {
 	amq_jf_probe_state *state = (amq_jf_probe_state *)node;
@@ -321,8 +342,10 @@ static void probe_rescan(CustomScanState *node)
 	state->ready = false;
 	if (state->page != NULL) /* the filter may be rebuilt */
 		amq_jf_page_release(state->page);
-	if (state->off_until_rescan)
-		switch_on(state);
+	if (state->judge->off_until_rescan)
+		judge_on(state->judge);
+	if (state->judge->off_left == 0)
+		ExecSetExecProcNode(&node->ss.ps, state->probe_proc);
 	if (input->chgParam == NULL)
 		ExecReScan(input);
 }

@@ -501,11 +501,111 @@ SET amq.join_filter = on;
 RESET amq.join_filter_page_min_memory;
 RESET max_parallel_workers_per_gather;
 
+-- A partitioned outer table: the key reaches every partition's scan through
+-- the Append, and each partition gets a probe of the one filter.
+CREATE TABLE jf_parts (id int, k int, pad text) PARTITION BY RANGE (id);
+CREATE TABLE jf_parts1 PARTITION OF jf_parts FOR VALUES FROM (0) TO (8000);
+CREATE TABLE jf_parts2 PARTITION OF jf_parts FOR VALUES FROM (8000) TO (16000);
+CREATE TABLE jf_parts3 PARTITION OF jf_parts FOR VALUES FROM (16000) TO (30000);
+INSERT INTO jf_parts SELECT g, CASE WHEN g % 97 = 0 THEN NULL ELSE g % 1000 END, 'p' || g
+FROM generate_series(0, 19999) g;
+ANALYZE jf_parts;
+SET max_parallel_workers_per_gather = 0;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM jf_parts p JOIN jf_dim1 d ON p.k = d.d1 WHERE d.region = 'ASIA';
+SELECT * FROM pg_temp.jf_filter_lines($$
+SELECT count(*) FROM jf_parts p JOIN jf_dim1 d ON p.k = d.d1 WHERE d.region = 'ASIA'$$);
+SELECT count(*), sum(p.id) FROM jf_parts p JOIN jf_dim1 d ON p.k = d.d1 WHERE d.region = 'ASIA';
+SET amq.join_filter = off;
+SELECT count(*), sum(p.id) FROM jf_parts p JOIN jf_dim1 d ON p.k = d.d1 WHERE d.region = 'ASIA';
+SET amq.join_filter = on;
+-- Partitions pruned at run time have no probe to run; a generic plan.
+PREPARE jf_pruned(int) AS
+SELECT count(*), sum(p.id) FROM jf_parts p JOIN jf_dim1 d ON p.k = d.d1
+WHERE d.region = 'ASIA' AND p.id >= $1;
+SET plan_cache_mode = force_generic_plan;
+SELECT * FROM pg_temp.jf_filter_lines('EXECUTE jf_pruned(9000)');
+EXECUTE jf_pruned(9000);
+SET amq.join_filter = off;
+EXECUTE jf_pruned(9000);
+SET amq.join_filter = on;
+RESET plan_cache_mode;
+DEALLOCATE jf_pruned;
+-- The branches of a UNION ALL, one of whose scans computes the key: its
+-- probe reads that computed column.
+SET amq.join_filter_max_pass_rate = 1;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM (SELECT id, k FROM jf_parts1 UNION ALL SELECT id, k + 0 FROM jf_parts2
+  UNION ALL SELECT id, d1 FROM jf_fact) u JOIN jf_dim1 d ON u.k = d.d1 WHERE d.region = 'ASIA';
+SELECT count(*), sum(u.id) FROM (SELECT id, k FROM jf_parts1 UNION ALL SELECT id, k + 0 FROM jf_parts2
+  UNION ALL SELECT id, d1 FROM jf_fact) u JOIN jf_dim1 d ON u.k = d.d1 WHERE d.region = 'ASIA';
+SET amq.join_filter = off;
+SELECT count(*), sum(u.id) FROM (SELECT id, k FROM jf_parts1 UNION ALL SELECT id, k + 0 FROM jf_parts2
+  UNION ALL SELECT id, d1 FROM jf_fact) u JOIN jf_dim1 d ON u.k = d.d1 WHERE d.region = 'ASIA';
+SET amq.join_filter = on;
+-- The probes of one filter share their judge: over 40 partitions of about
+-- 500 rows each, a filter that lets every row through is probed for one
+-- window of 10,000 rows in all, spread over the first partitions; the probe
+-- that ends it and all later ones pass their rows unprobed (the next window
+-- would come after 250,000 rows).
+CREATE TABLE jf_small_parts (id int, k int) PARTITION BY HASH (id);
+DO $$
+BEGIN
+  FOR i IN 0..39 LOOP
+    EXECUTE format('CREATE TABLE jf_small_parts%s PARTITION OF jf_small_parts
+      FOR VALUES WITH (MODULUS 40, REMAINDER %s)', i, i);
+  END LOOP;
+END $$;
+INSERT INTO jf_small_parts SELECT g, g % 1000 FROM generate_series(1, 20000) g;
+ANALYZE jf_small_parts;
+CREATE FUNCTION pg_temp.jf_probe_totals(query text,
+  OUT probes int, OUT probed bigint, OUT removed bigint, OUT switched_off int)
+LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+BEGIN
+  probes := 0; probed := 0; removed := 0; switched_off := 0;
+  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
+    IF line ~ 'Applies Bloom Filter' THEN probes := probes + 1; END IF;
+    IF line ~ 'Rows Probed: ' THEN
+      probed := probed + substring(line FROM 'Rows Probed: (\d+)')::bigint;
+    END IF;
+    IF line ~ 'Rows Removed by Bloom Filter: ' THEN
+      removed := removed + substring(line FROM 'Rows Removed by Bloom Filter: (\d+)')::bigint;
+    END IF;
+    IF line ~ 'Switched Off: true' THEN switched_off := switched_off + 1; END IF;
+  END LOOP;
+END $$;
+SELECT * FROM pg_temp.jf_probe_totals($$
+SELECT count(*) FROM jf_small_parts p JOIN jf_dim1 d ON p.k = d.d1$$);
+RESET amq.join_filter_max_pass_rate;
+-- A selective filter over the same partitions removes the same rows as one
+-- probe would, and stays on.
+SELECT * FROM pg_temp.jf_probe_totals($$
+SELECT count(*) FROM jf_small_parts p JOIN jf_dim1 d ON p.k = d.d1 WHERE d.region = 'ASIA'$$);
+-- Page at a time in each partition, and a Parallel Append.
+SET amq.join_filter_page_min_memory = 0;
+SELECT count(*), sum(p.id) FROM jf_parts p JOIN jf_dim1 d ON p.k = d.d1 WHERE d.region = 'ASIA';
+RESET amq.join_filter_page_min_memory;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET enable_parallel_hash = off;
+EXPLAIN (COSTS OFF)
+SELECT count(*), sum(p.id) FROM jf_parts p JOIN jf_dim1 d ON p.k = d.d1 WHERE d.region = 'ASIA';
+SELECT count(*), sum(p.id) FROM jf_parts p JOIN jf_dim1 d ON p.k = d.d1 WHERE d.region = 'ASIA';
+RESET enable_parallel_hash;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+
 -- Settings are checked.
 SET amq.join_filter_max_pass_rate = 2;
 SET amq.join_filter_max_memory = '1kB';
 
 DROP TABLE jf_fact, jf_dim1, jf_dim2, jf_names, jf_outer, jf_big, jf_pairs, jf_ints, jf_intdim,
   jf_ordered, jf_first, jf_pfact, jf_pdim, jf_nulls, jf_evolved, jf_wide, jf_wdim, jf_dead,
-  jf_onepage;
+  jf_onepage, jf_parts, jf_small_parts;
 DROP COLLATION jf_ci;

@@ -9,7 +9,8 @@ inner, left, right, full, semi (EXISTS, IN) and anti (NOT EXISTS) joins; one-
 and two-column keys; NULL keys, skewed and empty tables; int2/int4/int8 across
 types, numeric of two scales, text under "C" and a nondeterministic ICU
 collation, uuid and bytea; and plan shapes with nested loops over hash joins
-(correlated subqueries), materialized CTEs, LIMIT, parallel plans, a small
+(correlated subqueries), materialized CTEs, UNION ALL and a partitioned
+table (probes in each branch or partition), LIMIT, parallel plans, a small
 and a large work_mem, and probes that test a heap page at a time. With the
 filter on, each query also runs under EXPLAIN ANALYZE, to count the queries
 whose filters actually removed rows.
@@ -29,7 +30,9 @@ import sys
 # stderr, which reaches us after all of stdout and cannot be told apart per
 # query.
 TIMEOUT = "state 57014"
-TABLES = ["t1", "t2", "t3", "t4", "t5"]
+TABLES = ["t1", "t2", "t3", "t4", "t5", "t6"]
+# t6 is partitioned by range of id, into three partitions and a default one.
+PARTITIONED = "t6"
 INT_COLS = ["k_i2", "k_i4", "k_i8"]
 
 
@@ -43,8 +46,8 @@ def psql(script, errors=True):
 
 
 def setup_sql(seed):
-    """Tables t1..t5 with every key type, sizes, ranges, skew and NULLs drawn
-    from seed; t5 is always empty."""
+    """Tables t1..t6 with every key type, sizes, ranges, skew and NULLs drawn
+    from seed; t5 is always empty, t6 partitioned."""
     rng = random.Random(seed)
     parts = [
         "DROP COLLATION IF EXISTS ci CASCADE;",
@@ -64,7 +67,16 @@ def setup_sql(seed):
         parts.append(
             f"CREATE TABLE {name} (id int, v int, k_i2 int2, k_i4 int4, k_i8 int8, "
             f"k_num numeric, k_txt text COLLATE \"C\", k_ci text COLLATE ci, k_uuid uuid, "
-            f"k_bytea bytea);")
+            f"k_bytea bytea){' PARTITION BY RANGE (id)' if name == PARTITIONED else ''};")
+        if name == PARTITIONED:
+            cut = rows // 3
+            parts.append(f"CREATE TABLE {name}_a PARTITION OF {name} "
+                         f"FOR VALUES FROM (MINVALUE) TO ({cut});")
+            parts.append(f"CREATE TABLE {name}_b PARTITION OF {name} "
+                         f"FOR VALUES FROM ({cut}) TO ({2 * cut});")
+            parts.append(f"CREATE TABLE {name}_c PARTITION OF {name} "
+                         f"FOR VALUES FROM ({2 * cut}) TO ({rows});")
+            parts.append(f"CREATE TABLE {name}_d PARTITION OF {name} DEFAULT;")
         parts.append(
             f"INSERT INTO {name} SELECT g, (random() * 100)::int, "
             f"CASE WHEN {null} THEN NULL ELSE (x % 32000)::int2 END, "
@@ -109,10 +121,14 @@ def join_query(rng, outer_ref=None):
     visible = ["a0"]
     first = rng.choice(TABLES)
     cte = ""
-    if rng.random() < 0.15:
+    shape = rng.random()
+    if shape < 0.15:
         cte = "WITH c AS MATERIALIZED (SELECT * FROM %s WHERE v < %d) " % (
             first, rng.randint(10, 100))
         first = "c"
+    elif shape < 0.3:
+        first = "(SELECT * FROM %s UNION ALL SELECT * FROM %s WHERE v < %d)" % (
+            first, rng.choice(TABLES), rng.randint(10, 100))
     from_sql = f"{first} a0"
     where = []
     for j in range(1, ntab):
