@@ -129,6 +129,17 @@ static inline TupleTableSlot *output(amq_jf_probe_state *state, TupleTableSlot *
 	return ExecProject(projection);
 }
 
+/* What the probe returns at the end of its input (slot is empty). It drops
+ * its page's verdicts, and with them its pin on the page: under an Append, a
+ * probe whose partition is done would otherwise keep a page pinned until the
+ * query ends, one for every partition. */
+static TupleTableSlot *input_ended(amq_jf_probe_state *state, TupleTableSlot *slot)
+{
+	if (state->page != NULL)
+		amq_jf_page_release(state->page);
+	return output(state, slot);
+}
+
 /* Starts the scan below; the result slot is the scan's (its projection's,
  * when the probe takes that over). */
 static void probe_begin(CustomScanState *node, EState *estate, int eflags)
@@ -183,12 +194,16 @@ static TupleTableSlot *pass_through(PlanState *node)
 {
 	amq_jf_probe_state *state = (amq_jf_probe_state *)node;
 	amq_jf_judge *judge = state->judge;
+	TupleTableSlot *slot;
 
 	if (judge->off_left > 0 && --judge->off_left == 0)
 		judge_on(judge);
 	if (judge->off_left == 0)
 		ExecSetExecProcNode(node, state->probe_proc);
-	return output(state, ExecProcNode(outerPlanState(node)));
+	slot = ExecProcNode(outerPlanState(node));
+	if (TupIsNull(slot))
+		return input_ended(state, slot);
+	return output(state, slot);
 }
 
 /* Ends a window of probes: when it passed too many rows the filter does not
@@ -295,7 +310,7 @@ static TupleTableSlot *probe_exec(CustomScanState *node)
 		}
 		slot = ExecProcNode(input);
 		if (TupIsNull(slot))
-			return output(state, slot);
+			return input_ended(state, slot);
 		if (!state->ready) {
 			switch (state->filter != NULL ? amq_jf_filter_readiness(state->filter)
 						      : AMQ_JF_NOT_BUILT) {

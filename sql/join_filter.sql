@@ -586,6 +586,33 @@ SELECT count(*) FROM jf_small_parts p JOIN jf_dim1 d ON p.k = d.d1 WHERE d.regio
 -- Page at a time in each partition, and a Parallel Append.
 SET amq.join_filter_page_min_memory = 0;
 SELECT count(*), sum(p.id) FROM jf_parts p JOIN jf_dim1 d ON p.k = d.d1 WHERE d.region = 'ASIA';
+-- A probe lets go of its page (its verdicts and its pin) when its partition
+-- ends: a cursor that has read all 40 partitions, its query still open,
+-- holds none of their pages pinned.
+CREATE EXTENSION pg_buffercache;
+CREATE FUNCTION pg_temp.jf_count_lines(query text, pattern text) RETURNS int
+LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+  n int := 0;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || query LOOP
+    IF line ~ pattern THEN n := n + 1; END IF;
+  END LOOP;
+  RETURN n;
+END $$;
+BEGIN;
+SELECT pg_temp.jf_count_lines($$DECLARE jf_cur CURSOR FOR
+SELECT p.id FROM jf_small_parts p JOIN jf_dim1 d ON p.k = d.d1 WHERE d.region = 'ASIA'$$,
+  'Applies Bloom Filter 1: p_\d+\.k') AS probes;
+DECLARE jf_cur CURSOR FOR
+SELECT p.id FROM jf_small_parts p JOIN jf_dim1 d ON p.k = d.d1 WHERE d.region = 'ASIA';
+MOVE FORWARD ALL IN jf_cur;
+SELECT count(*) AS pinned_pages FROM pg_buffercache b JOIN pg_class c
+  ON b.relfilenode = pg_relation_filenode(c.oid)
+WHERE c.relname LIKE 'jf_small_parts%' AND b.pinning_backends > 0;
+COMMIT;
+DROP EXTENSION pg_buffercache;
 RESET amq.join_filter_page_min_memory;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
