@@ -7,6 +7,8 @@ customers (int4 against the shards' bigint), and filters(name, b bloom,
 c cuckoo) built from vip at fpr 0.01.
 """
 
+import json
+
 from nodes import fetched, foreign_scans, plan, psql, value
 
 FPR = 0.01
@@ -259,6 +261,38 @@ def new_layouts(r):
         r.check(f"{name}: same answer as the plain join", answer(query) == expected)
 
 
+def plan_nodes(node_plan, provider):
+    """Every Custom Scan node of provider in a plan, with its parent."""
+    found = []
+    for child in node_plan.get("Plans", []):
+        if child.get("Custom Plan Provider") == provider:
+            found.append((node_plan, child))
+        found += plan_nodes(child, provider)
+    return found
+
+
+def automatic_filter(r):
+    """The automatic join filter over a table whose partitions are foreign
+    tables scanned asynchronously: its probe stays above the Append (a probe
+    between the Append and an asynchronous scan would make it synchronous),
+    the scans stay asynchronous, and the answer is the plain join's."""
+    expected = answer(PLAIN)
+    load = "LOAD 'amq'; SET amq.join_filter_max_pass_rate = 1;"
+    tree = plan("coord", PLAIN, True, load)
+    probes = plan_nodes(tree, "AmqJoinFilterProbe")
+    scans = foreign_scans(tree)
+    r.check("automatic filter over async foreign partitions: one probe, above the Append",
+            len(probes) == 1 and probes[0][1]["Plans"][0]["Node Type"] == "Append",
+            json.dumps([p[1]["Plans"][0]["Node Type"] for p in probes]))
+    r.check("automatic filter over async foreign partitions: both scans still asynchronous",
+            len(scans) == 2 and all(s["Async Capable"] for s in scans))
+    removed = probes[0][1].get("Rows Removed by Bloom Filter", 0) if probes else 0
+    r.check("automatic filter over async foreign partitions: removes rows",
+            removed >= 190000, str(removed))
+    r.check("automatic filter over async foreign partitions: same answer",
+            answer(PLAIN, load) == expected)
+
+
 def run_all(r):
     setup()
     r.run("pushdown forms", forms)
@@ -267,3 +301,4 @@ def run_all(r):
     r.run("filter across shards", cross_shard)
     r.run("sharded build", sharded_build)
     r.run("types across servers", types)
+    r.run("automatic join filter", automatic_filter)
