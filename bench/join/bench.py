@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Join-filter benchmark: runs star joins shaped like SSB Q2.1/Q3.1/Q4.1, the
-more selective Q2.3/Q3.2/Q4.3, and TPC-H Q5/Q8/Q9, a multi-batch selective join, a foreign-key join where every
+more selective Q2.3/Q3.2/Q4.3, and TPC-H Q5/Q8/Q9, a multi-batch selective join,
+the multi-batch join and Q3.1 over a partitioned copy of the fact table, a foreign-key join where every
 row matches and the fact table's scan alone (the floor, and an A/A measure of
 noise: its plan is the same either way), with amq.join_filter off and on, at
 work_mem 4MB (the default) and 256MB, REPS times each (interleaved, after one
@@ -103,6 +104,19 @@ GROUP BY 1, 2 ORDER BY 1, 2"""),
 SELECT count(*), sum(l.lo_revenue) FROM lineorder l
 JOIN orders o ON l.lo_orderkey = o.o_orderkey
 WHERE o.o_priority = '1-URGENT'"""),
+    # The fact table as 8 partitions (gen_partitioned.sql): a probe above each
+    # partition's scan. No ideal column: its floor would be the partitioned scan's.
+    ("multi-batch, fact table in 8 partitions", """
+SELECT count(*), sum(l.lo_revenue) FROM lineorder_p l
+JOIN orders o ON l.lo_orderkey = o.o_orderkey
+WHERE o.o_priority = '1-URGENT'"""),
+    ("SSB Q3.1, fact table in 8 partitions", """
+SELECT c.c_nation, s.s_nation, d.d_year, sum(l.lo_revenue) FROM lineorder_p l
+JOIN customer c ON l.lo_custkey = c.c_custkey
+JOIN supplier s ON l.lo_suppkey = s.s_suppkey
+JOIN date_dim d ON l.lo_orderdate = d.d_datekey
+WHERE c.c_region = 'ASIA' AND s.s_region = 'ASIA' AND d.d_year BETWEEN 1992 AND 1997
+GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"""),
     ("FK join, every row matches", """
 SELECT d.d_year, sum(l.lo_revenue) FROM lineorder l
 JOIN date_dim d ON l.lo_orderdate = d.d_datekey
@@ -163,7 +177,8 @@ HASH_JOINS_ONLY = "SET enable_nestloop = off; SET enable_mergejoin = off;"
 def over_matching_rows(query):
     """query over only the fact rows that match in every join (a table made
     once from its FROM and WHERE, named after them), or None for a query
-    without a WHERE (no join, or one where every row matches)."""
+    without a WHERE (no join, or one where every row matches) and one over
+    the partitioned copy."""
     found = re.search(r"FROM lineorder l(.*?WHERE.*?)(GROUP BY|$)", query, re.S)
     if found is None:
         return None

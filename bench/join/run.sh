@@ -29,6 +29,7 @@ if [ "$fresh" = 1 ]; then
 	echo "generating the star schema (once) ..."
 	amq_psql -f bench/join/gen.sql >/dev/null || exit 1
 fi
+amq_psql -f bench/join/gen_partitioned.sql >/dev/null || exit 1
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 lscpu | grep -E 'Model name|^CPU\(s\)'
 AMQ_PSQL="$AMQ_PG_BINDIR/psql" /usr/bin/python3 bench/join/bench.py "$@"
