@@ -3,8 +3,9 @@
  * the finished plan (main tree and every subplan) and gives each hash join
  * that may drop outer rows, and is expected to drop enough of them, a builder
  * under its Hash node and probes above the outer side's scans (one combined
- * filter, or one per hash clause, see add_join_filters()). Both nodes are made directly in the form
- * set_plan_refs leaves a plan in, since setrefs has already run.
+ * filter, or one per hash clause, see add_join_filters()). Both nodes are
+ * made directly in the form set_plan_refs leaves a plan in, since setrefs has
+ * already run.
  *
  * Invariants this relies on (PostgreSQL 15's createplan.c and setrefs.c):
  *   - a HashJoin's hashkeys are its outer keys and its Hash child's hashkeys
@@ -284,10 +285,10 @@ static List *append_children(Plan *plan, AttrNumber attno)
  *   - a Result over one input, probes placed earlier, and every child of an
  *     Append.
  * It stops at anything else (scans, Sort, Material, Memoize, Agg, Limit,
- * Gather, MergeAppend, SubqueryScan, CTE scans, ...) and at a column that is not a plain
- * Var of the input, and the probe goes right above that node. A place where
- * the key is no column (a child returning fewer columns) gets no probe:
- * filtering only some children of an Append is still correct.
+ * Gather, MergeAppend, SubqueryScan, CTE scans, ...) and at a column that is
+ * not a plain Var of the input, and the probe goes right above that node. A
+ * place where the key is no column (a child returning fewer columns) gets no
+ * probe: filtering only some children of an Append is still correct.
  */
 static void descend(Plan **slot, AttrNumber attno, double pass, List **places)
 {
@@ -430,12 +431,14 @@ static void add_filter(HashJoin *hj, const clause_key *keys, int nkeys, uint64 c
 /* Whether two keys' probes go to the same places, in the same order. */
 static bool same_places(const clause_key *a, const clause_key *b)
 {
-	ListCell *la, *lb;
-
 	if (list_length(a->places) != list_length(b->places))
 		return false;
-	forboth(la, a->places, lb, b->places) if (((key_place *)lfirst(la))->slot !=
-						  ((key_place *)lfirst(lb))->slot) return false;
+	for (int i = 0; i < list_length(a->places); i++) {
+		key_place *pa = list_nth(a->places, i), *pb = list_nth(b->places, i);
+
+		if (pa->slot != pb->slot)
+			return false;
+	}
 	return true;
 }
 

@@ -130,12 +130,19 @@ def join_query(rng, outer_ref=None):
         first = "(SELECT * FROM %s UNION ALL SELECT * FROM %s WHERE v < %d)" % (
             first, rng.choice(TABLES), rng.randint(10, 100))
     from_sql = f"{first} a0"
+    table_of = {"a0": first}
     where = []
     for j in range(1, ntab):
         alias = f"a{j}"
         table = rng.choice(TABLES)
         left = rng.choice(visible)
+        if table_of[left] == PARTITIONED and rng.random() < 0.3:
+            table = PARTITIONED
+        table_of[alias] = table
         cond = key_condition(rng, left, alias)
+        if table == table_of[left] == PARTITIONED and rng.random() < 0.5:
+            # on the partition key too: a partitionwise join when enabled
+            cond = f"{left}.id = {alias}.id AND {cond}"
         sel = f"{alias}.v < {rng.randint(5, 100)}"
         kind = rng.choice(["inner", "inner", "left", "right", "full", "semi", "in", "anti"])
         if kind == "inner":
@@ -194,6 +201,8 @@ def make_query(rng):
         "enable_nestloop": rng.choice(["on", "off"]),
         "enable_parallel_hash": rng.choice(["on", "off"]),
         "enable_memoize": rng.choice(["on", "off"]),
+        # t6 joined with itself: an Append of one hash join per partition pair.
+        "enable_partitionwise_join": rng.choice(["on", "off"]),
         "parallel_setup_cost": "0" if parallel else "1000",
         "parallel_tuple_cost": "0" if parallel else "0.1",
         "min_parallel_table_scan_size": "0" if parallel else "8MB",
