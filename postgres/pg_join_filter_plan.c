@@ -153,14 +153,25 @@ static bool join_worth_filtering(HashJoin *hj, double pass, const plan_walk *wal
 	return batches > 1 && pass <= AMQ_JF_MAX_RUNTIME_PASS;
 }
 
-/* Keys a filter for an inner side of inner_rows is sized for, or 0 when even
- * the smallest sensible filter would exceed amq.join_filter_max_memory or the
- * memory a hash join may use (work_mem times hash_mem_multiplier): a filter
- * never takes more than the hash table it shadows may. */
-static uint64 filter_capacity(double inner_rows)
+/* The memory hash's table may use, as ExecChooseHashTableSize allows it:
+ * work_mem times hash_mem_multiplier, times the participants (workers and
+ * leader) for a Parallel Hash table, which they build and share together. */
+static double hash_memory(Hash *hash, const plan_walk *walk)
 {
-	double max_bytes = Min((double)amq_jf_max_kb * 1024.0, (double)get_hash_memory_limit());
-	double want = Min(Max(2.0 * inner_rows, 1024.0), (double)PG_INT32_MAX);
+	double limit = (double)get_hash_memory_limit();
+
+	return hash->plan.parallel_aware ? limit * (walk->parallel_workers + 1) : limit;
+}
+
+/* Keys a filter for hash's inner side is sized for, or 0 when even the
+ * smallest sensible filter would exceed amq.join_filter_max_memory or the
+ * memory the hash table may use: a filter never takes more than the hash
+ * table it shadows may. */
+static uint64 filter_capacity(Hash *hash, const plan_walk *walk)
+{
+	double inner = inner_rows(hash);
+	double max_bytes = Min((double)amq_jf_max_kb * 1024.0, hash_memory(hash, walk));
+	double want = Min(Max(2.0 * inner, 1024.0), (double)PG_INT32_MAX);
 
 	for (int attempt = 0; attempt < 2; attempt++) {
 		size_t bytes;
@@ -170,7 +181,7 @@ static uint64 filter_capacity(double inner_rows)
 					   &err) == AMQ_OK &&
 		    (double)bytes <= max_bytes)
 			return (uint64)want;
-		want = Max(inner_rows, 1024.0);
+		want = Max(inner, 1024.0);
 	}
 	return 0;
 }
@@ -466,7 +477,7 @@ static void add_join_filters(HashJoin *hj, plan_walk *walk)
 	pass = expected_pass_rate(hj);
 	if (!join_worth_filtering(hj, pass, walk))
 		return;
-	capacity = filter_capacity(inner_rows(hash));
+	capacity = filter_capacity(hash, walk);
 	if (capacity == 0)
 		return;
 	keys = palloc(sizeof(clause_key) * nclauses);

@@ -330,6 +330,24 @@ SET max_parallel_workers_per_gather = 0;
 EXPLAIN (COSTS OFF)
 SELECT count(*), max(d.pad) FROM jf_pfact f JOIN jf_pdim d ON f.id = d.id;
 SET max_parallel_workers_per_gather = 2;
+-- A Parallel Hash join's filter may take what its table may: the memory of
+-- every participant. At 64kB each, a filter for 60,000 inner keys (75 kB
+-- sized for their count) exceeds one backend's share: the serial join gets
+-- none, while the Parallel Hash join of three participants gets one.
+CREATE TABLE jf_pkeys AS SELECT g * 3 AS id FROM generate_series(1, 60000) g;
+ANALYZE jf_pkeys;
+SET work_mem = '64kB';
+SET hash_mem_multiplier = 1;
+EXPLAIN (COSTS OFF)
+SELECT count(*), sum(f.id) FROM jf_pfact f JOIN jf_pkeys k ON f.id = k.id;
+SELECT count(*), sum(f.id) FROM jf_pfact f JOIN jf_pkeys k ON f.id = k.id;
+SET amq.join_filter = off;
+SELECT count(*), sum(f.id) FROM jf_pfact f JOIN jf_pkeys k ON f.id = k.id;
+SET amq.join_filter = on;
+SET max_parallel_workers_per_gather = 0;
+EXPLAIN (COSTS OFF)
+SELECT count(*), sum(f.id) FROM jf_pfact f JOIN jf_pkeys k ON f.id = k.id;
+SET max_parallel_workers_per_gather = 2;
 RESET work_mem;
 RESET hash_mem_multiplier;
 -- A Gather rescanned for every outer row: the shared filter is emptied with
@@ -634,5 +652,5 @@ SET amq.join_filter_max_memory = '1kB';
 
 DROP TABLE jf_fact, jf_dim1, jf_dim2, jf_names, jf_outer, jf_big, jf_pairs, jf_ints, jf_intdim,
   jf_ordered, jf_first, jf_pfact, jf_pdim, jf_nulls, jf_evolved, jf_wide, jf_wdim, jf_dead,
-  jf_onepage, jf_parts, jf_small_parts;
+  jf_onepage, jf_parts, jf_small_parts, jf_pkeys;
 DROP COLLATION jf_ci;
