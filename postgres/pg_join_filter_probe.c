@@ -303,8 +303,8 @@ static TupleTableSlot *probe_exec(CustomScanState *node)
 	for (;;) {
 		TupleTableSlot *slot;
 
-		if (state->judge->off_left > 0) { /* a window here or at another probe
-						   * just ended, switching us off */
+		if (state->judge->off_left > 0) {
+			/* a window just ended, here or at another probe of the filter */
 			switch_off(state, state->judge->off_left);
 			return pass_through(&node->ss.ps);
 		}

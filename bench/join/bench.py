@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """Join-filter benchmark: runs star joins shaped like SSB Q2.1/Q3.1/Q4.1, the
-more selective Q2.3/Q3.2/Q4.3, and TPC-H Q5/Q8/Q9, a multi-batch selective join,
-the multi-batch join and Q3.1 over a partitioned copy of the fact table, a foreign-key join where every
-row matches and the fact table's scan alone (the floor, and an A/A measure of
-noise: its plan is the same either way), with amq.join_filter off and on, at
+more selective Q2.3/Q3.2/Q4.3, and TPC-H Q5/Q8/Q9, a multi-batch selective
+join, that join and Q3.1 over a partitioned copy of the fact table, a
+foreign-key join where every row matches and the fact table's scan alone
+(the floor, and an A/A measure of noise: its plan is the same either way), with amq.join_filter off and on, at
 work_mem 4MB (the default) and 256MB, REPS times each (interleaved, after one
 untimed warm-up run), and prints a Markdown table of median wall times (psql
 \\timing) and the off/on ratio. Checks that both settings return the same
