@@ -270,17 +270,20 @@ typedef struct amq_jf_probe_state {
 	amq_jf_judge *judge;	    /* the filter's; an unlinked probe's own */
 	ExecProcNodeMtd probe_proc; /* the node's own call, while it probes */
 	bool ever_off;		    /* switched off at some point */
-	amq_jf_page *page;	    /* room for page-wide verdicts, or NULL */
+	bool pageable;		    /* its input allows page-wide verdicts */
 	bool paged;		    /* probing page by page: the filter is large */
+	amq_jf_page *page;	    /* room for them, made when first paged; or NULL */
 } amq_jf_probe_state;
 
 /* ---- page-wide verdicts (pg_join_filter_page.c) ---- */
 
-/* Room for the verdicts of a probe right above input, or NULL when its rows
- * are to be probed one by one: input is not a sequential scan, or scans a
- * catalog (whose tuples may change in place), or hashing the keys calls
- * functions (keys_allocate). */
-amq_jf_page *amq_jf_page_create(PlanState *input, bool keys_allocate);
+/* Whether a probe right above input may test a page at a time: input is a
+ * sequential scan of a table other than a catalog (whose tuples may change
+ * in place), and hashing the keys calls no functions (!keys_allocate). */
+bool amq_jf_page_possible(PlanState *input, bool keys_allocate);
+
+/* Room in cxt for a probe's page-wide verdicts, holding none yet. */
+amq_jf_page *amq_jf_page_create(MemoryContext cxt);
 
 /* The verdict on the row in slot, from its page's verdicts, which it computes
  * on the first row of each page. UNKNOWN when slot holds no tuple of a

@@ -46,17 +46,20 @@
 /* ... the probe goes row by row for this many pages. */
 #define AMQ_JF_PAGE_SKIP 32
 
-amq_jf_page *amq_jf_page_create(PlanState *input, bool keys_allocate)
+bool amq_jf_page_possible(PlanState *input, bool keys_allocate)
 {
 	Relation rel;
-	amq_jf_page *page;
 
 	if (keys_allocate || !IsA(input, SeqScanState))
-		return NULL;
+		return false;
 	rel = ((ScanState *)input)->ss_currentRelation;
-	if (rel == NULL || IsCatalogRelation(rel))
-		return NULL;
-	page = palloc0(sizeof(amq_jf_page));
+	return rel != NULL && !IsCatalogRelation(rel);
+}
+
+amq_jf_page *amq_jf_page_create(MemoryContext cxt)
+{
+	amq_jf_page *page = MemoryContextAllocZero(cxt, sizeof(amq_jf_page));
+
 	page->buffer = InvalidBuffer;
 	page->last = InvalidBuffer;
 	return page;

@@ -150,7 +150,7 @@ static void probe_begin(CustomScanState *node, EState *estate, int eflags)
 	outerPlanState(node) = input;
 	node->ss.ps.resultops = ExecGetResultSlotOps(input, &node->ss.ps.resultopsfixed);
 	take_projection(state, input);
-	state->page = amq_jf_page_create(input, state->keys_allocate);
+	state->pageable = amq_jf_page_possible(input, state->keys_allocate);
 	state->probe_proc = node->ss.ps.ExecProcNode;
 	state->judge = palloc(sizeof(amq_jf_judge));
 	amq_jf_judge_init(state->judge);
@@ -324,8 +324,11 @@ static TupleTableSlot *probe_exec(CustomScanState *node)
 			case AMQ_JF_USABLE:
 				state->ready = true;
 				state->paged =
-				    state->page != NULL &&
+				    state->pageable &&
 				    state->filter->bloom.size >= (size_t)amq_jf_page_min_kb * 1024;
+				if (state->paged && state->page == NULL)
+					state->page =
+					    amq_jf_page_create(node->ss.ps.state->es_query_cxt);
 				break;
 			}
 		}
