@@ -167,14 +167,27 @@ void amq_jf_judge_init(amq_jf_judge *judge)
 
 static TupleTableSlot *pass_through(PlanState *node);
 
+/* Makes this probe pass rows on unprobed while its judge is off: the
+ * executor calls pass_through() instead of the custom scan's machinery. */
+static void stop_probing(amq_jf_probe_state *state)
+{
+	state->ever_off = true;
+	ExecSetExecProcNode(&state->css.ss.ps, pass_through);
+}
+
+/* Makes this probe probe again once its judge is on. */
+static void probe_if_on(amq_jf_probe_state *state)
+{
+	if (state->judge->off_left == 0)
+		ExecSetExecProcNode(&state->css.ss.ps, state->probe_proc);
+}
+
 /* Switches the judge, and with it every probe of the filter, off for the
- * next rows rows: meanwhile the executor calls pass_through() instead of the
- * custom scan's machinery. */
+ * next rows rows; this probe stops at once, the others at their next row. */
 static void switch_off(amq_jf_probe_state *state, uint64 rows)
 {
 	state->judge->off_left = rows;
-	state->ever_off = true;
-	ExecSetExecProcNode(&state->css.ss.ps, pass_through);
+	stop_probing(state);
 }
 
 /* Switches the judge on again, starting a new window. */
@@ -198,8 +211,7 @@ static TupleTableSlot *pass_through(PlanState *node)
 
 	if (judge->off_left > 0 && --judge->off_left == 0)
 		judge_on(judge);
-	if (judge->off_left == 0)
-		ExecSetExecProcNode(node, state->probe_proc);
+	probe_if_on(state);
 	slot = ExecProcNode(outerPlanState(node));
 	if (TupIsNull(slot))
 		return input_ended(state, slot);
@@ -305,7 +317,7 @@ static TupleTableSlot *probe_exec(CustomScanState *node)
 
 		if (state->judge->off_left > 0) {
 			/* a window just ended, here or at another probe of the filter */
-			switch_off(state, state->judge->off_left);
+			stop_probing(state);
 			return pass_through(&node->ss.ps);
 		}
 		slot = ExecProcNode(input);
@@ -362,8 +374,7 @@ static void probe_rescan(CustomScanState *node)
 		amq_jf_page_release(state->page);
 	if (state->judge->off_until_rescan)
 		judge_on(state->judge);
-	if (state->judge->off_left == 0)
-		ExecSetExecProcNode(&node->ss.ps, state->probe_proc);
+	probe_if_on(state);
 	if (input->chgParam == NULL)
 		ExecReScan(input);
 }
