@@ -6,9 +6,10 @@
  * tuple's join key to a blocked Bloom filter (pg_join_filter_build.c), and a
  * probe above the outer side's scan (above each partition's, for a
  * partitioned table), which drops the rows whose key the filter rules out
- * (pg_join_filter_probe.c). An ExecutorStart hook
- * (pg_join_filter_link.c) ties each probe to its builder, and each builder to
- * its hash join, in every executor tree.
+ * (pg_join_filter_probe.c); right above a sequential scan, the probes drop
+ * rows inside the scan, a page at a time (pg_join_filter_sift.c). An
+ * ExecutorStart hook (pg_join_filter_link.c) ties each probe to its builder,
+ * and each builder to its hash join, in every executor tree.
  *
  * Include after postgres.h.
  */
@@ -48,7 +49,6 @@
 extern bool amq_jf_enabled;
 extern int amq_jf_max_kb;	    /* per-filter memory cap, in kB */
 extern double amq_jf_max_pass_rate; /* build when expected pass rate <= this */
-extern int amq_jf_page_min_kb;	    /* probe page by page from this filter size on */
 
 /* ---- the planner hook (pg_join_filter_plan.c) ---- */
 
@@ -228,27 +228,17 @@ amq_jf_readiness amq_jf_filter_readiness(amq_jf_filter *f);
 /* ---- the probe node (pg_join_filter_probe.c) ---- */
 
 /*
- * A probe's verdicts for the heap page its sequential scan is reading
- * (pg_join_filter_page.c): for each offset, whether the tuple there may find
- * a match, and which tuple that was.
+ * The probes stacked right above one sequential scan of a heap table (the
+ * first one's input is the scan, each next one's the probe below it) that
+ * sift its pages (pg_join_filter_sift.c), and the page they sifted last.
  */
-typedef struct amq_jf_page {
-	Buffer buffer;	     /* the page, pinned by the probe; InvalidBuffer: no verdicts */
-	Buffer last;	     /* the buffer of the last row seen */
-	OffsetNumber nitems; /* offsets 1..nitems have been looked at */
-	uint32 normal;	     /* tuples on the page */
-	uint32 rows;	     /* rows of it that reached the probe */
-	uint32 skip;	     /* pages left to probe row by row */
-	HeapTupleHeader tuple[MaxHeapTuplesPerPage + 1]; /* NULL: no verdict */
-	bool pass[MaxHeapTuplesPerPage + 1];
-} amq_jf_page;
-
-/* A verdict on one row. */
-typedef enum amq_jf_verdict {
-	AMQ_JF_VERDICT_DROP,
-	AMQ_JF_VERDICT_PASS,
-	AMQ_JF_VERDICT_UNKNOWN, /* probe the row by itself */
-} amq_jf_verdict;
+typedef struct amq_jf_sift {
+	SeqScanState *scan;
+	List *probes;	   /* amq_jf_probe_state *, lowest first */
+	Buffer buffer;	   /* the page last sifted; InvalidBuffer: none */
+	BlockNumber block; /* its block (a buffer may hold another page later) */
+	int from;	   /* the scan's visible tuples from this index on were sifted */
+} amq_jf_sift;
 
 /*
  * EXPLAIN ANALYZE's counts live in the node's Instrumentation, which parallel
@@ -260,38 +250,56 @@ typedef struct amq_jf_probe_state {
 	CustomScanState css;
 	int filter_id;
 	int nkeys;
-	AttrNumber *attnos;	    /* key columns in the input's tuples (in its table's,
-				     * when the probe runs the scan's projection) */
-	ProjectionInfo *projection; /* a scan's projection the probe runs, or NULL */
-	amq_jf_key *keys;	    /* outer types' extended hashes, collations */
-	bool keys_allocate;	    /* hashing them may allocate: reset per row */
-	amq_jf_filter *filter;	    /* set by the ExecutorStart hook; NULL: pass all */
-	bool ready;		    /* filter found usable since the last rescan */
-	amq_jf_judge *judge;	    /* the filter's; an unlinked probe's own */
-	ExecProcNodeMtd probe_proc; /* the node's own call, while it probes */
-	bool ever_off;		    /* switched off at some point */
-	bool pageable;		    /* its input allows page-wide verdicts */
-	bool paged;		    /* probing page by page: the filter is large */
-	amq_jf_page *page;	    /* room for them, made when first paged; or NULL */
+	AttrNumber *attnos;	     /* key columns in the input's rows */
+	amq_jf_key *keys;	     /* outer types' extended hashes, collations */
+	bool keys_allocate;	     /* hashing them may allocate: reset per row */
+	amq_jf_filter *filter;	     /* set by the ExecutorStart hook; NULL: pass all */
+	bool ready;		     /* filter found usable since the last rescan */
+	amq_jf_judge *judge;	     /* the filter's; an unlinked probe's own */
+	ExecProcNodeMtd probe_proc;  /* the node's own call, while it probes */
+	bool ever_off;		     /* switched off at some point */
+	amq_jf_sift *sift;	     /* the stack above a heap scan it is in, or NULL */
+	AttrNumber *heap_attnos;     /* key columns in the scanned table, when it sifts */
+	OffsetNumber sifted_through; /* it tested the last sifted page's tuples
+				      * after its first row up to this offset;
+				      * InvalidOffsetNumber: none */
 } amq_jf_probe_state;
 
-/* ---- page-wide verdicts (pg_join_filter_page.c) ---- */
+/* Counts probed rows, of which passed passed, for EXPLAIN ANALYZE and in the
+ * judge's window, which may end and switch the filter's probes off. */
+void amq_jf_count_probes(amq_jf_probe_state *state, uint32 probed, uint32 passed);
 
-/* Whether a probe right above input may test a page at a time: input is a
- * sequential scan of a table other than a catalog (whose tuples may change
- * in place), and hashing the keys calls no functions (!keys_allocate). */
-bool amq_jf_page_possible(PlanState *input, bool keys_allocate);
+/* Whether the probe drops rows now: its filter is usable and on. */
+static inline bool amq_jf_probing(const amq_jf_probe_state *state)
+{
+	return state->ready && state->judge->off_left == 0;
+}
 
-/* Room in cxt for a probe's page-wide verdicts, holding none yet. */
-amq_jf_page *amq_jf_page_create(MemoryContext cxt);
+/* ---- sifting a heap page inside its scan (pg_join_filter_sift.c) ---- */
 
-/* The verdict on the row in slot, from its page's verdicts, which it computes
- * on the first row of each page. UNKNOWN when slot holds no tuple of a
- * pinned heap page, or one without a verdict. */
-amq_jf_verdict amq_jf_page_verdict(amq_jf_probe_state *state, TupleTableSlot *slot);
+/* Puts the probe state, whose input was just started, into the sift of the
+ * stack it is in, starting one when input is a sequential scan of a heap
+ * table: state->sift, and state->heap_attnos when its keys are columns of
+ * that table (else it probes row by row, and still passes the sift on). */
+void amq_jf_sift_join(amq_jf_probe_state *state, PlanState *input);
 
-/* Drops page's verdicts and its pin on their page. */
-void amq_jf_page_release(amq_jf_page *page);
+/* Where the row the scan below a probe of the stack just returned stands. */
+typedef enum amq_jf_sift_place {
+	AMQ_JF_ROW_SIFTED,	/* the probe sifted it: it passes, counted as probed */
+	AMQ_JF_ROW_UNSIFTED,	/* the probe tests it by itself */
+	AMQ_JF_ROW_STARTS_PAGE, /* ditto, and it is the first the stack sees of its
+				 * page: amq_jf_sift_rest() once it is counted */
+} amq_jf_sift_place;
+
+/* Where the row the scan just returned stands for the probe state. */
+amq_jf_sift_place amq_jf_sift_row(amq_jf_probe_state *state);
+
+/* Sifts the rest of the scan's page, after the row it just returned, with
+ * every probe of the stack that is probing now. */
+void amq_jf_sift_rest(amq_jf_sift *sift);
+
+/* Forgets the page last sifted: the scan is about to start again. */
+void amq_jf_sift_restart(amq_jf_sift *sift);
 
 extern const CustomScanMethods amq_jf_probe_methods;
 extern const CustomExecMethods amq_jf_probe_exec_methods;

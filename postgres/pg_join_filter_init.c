@@ -16,7 +16,6 @@
 bool amq_jf_enabled = true;
 int amq_jf_max_kb = 32 * 1024;
 double amq_jf_max_pass_rate = 0.5;
-int amq_jf_page_min_kb = 128;
 
 PGDLLEXPORT void _PG_init(void);
 
@@ -39,14 +38,6 @@ void _PG_init(void)
 	    "find a match.",
 	    "Joins expected to run in batches get one up to 0.9; 1 filters every eligible join.",
 	    &amq_jf_max_pass_rate, 0.5, 0.0, 1.0, PGC_USERSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable(
-	    "amq.join_filter_page_min_memory",
-	    "Smallest join filter that a probe above a sequential scan tests a heap page at a "
-	    "time.",
-	    "Smaller filters stay in the CPU's caches, and their probes test row by row. A "
-	    "developer setting: 0 makes every such probe test whole pages.",
-	    &amq_jf_page_min_kb, 128, 0, MAX_KILOBYTES, PGC_USERSET,
-	    GUC_UNIT_KB | GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("amq");
 	RegisterCustomScanMethods(&amq_jf_build_methods);
 	RegisterCustomScanMethods(&amq_jf_probe_methods);

@@ -10,9 +10,11 @@
  * several probes (one per partition of a partitioned table); they count
  * their windows together and switch off together (amq_jf_judge).
  *
+ * A probe right above a sequential scan of a heap table, and the probes
+ * stacked on it, drop rows inside the scan (pg_join_filter_sift.c).
+ *
  * Plan form: lefttree = the scan; targetlist and custom_scan_tlist as the
- * builder's (the node returns the scan's own slots, or those of the scan's
- * projection, which it may run itself: take_projection); custom_exprs = the
+ * builder's (the node returns its input's own slots); custom_exprs = the
  * keys, Var(OUTER_VAR, attno), for EXPLAIN; custom_private = filter id, the
  * planner's expected pass rate, the number of keys, then per key its column,
  * extended hash function, amq_jf_key_form and collation.
@@ -74,74 +76,7 @@ static Node *probe_create_state(CustomScan *cscan)
 	return (Node *)state;
 }
 
-/*
- * A sequential scan below that projects would build the projection of every
- * row before the probe drops most of them: PostgreSQL narrows the outer side
- * of a hash join expected to batch to the columns the join needs. When that
- * projection only picks columns of the scanned table (so running it for
- * fewer rows changes nothing but time), the probe takes it over: the scan
- * returns its table's rows, the probe reads each key from the row's table
- * column, and projects only the rows it returns. PostgreSQL 15's ExecScan
- * looks up a scan's projection on every call, so clearing it is enough.
- */
-static void take_projection(amq_jf_probe_state *state, PlanState *input)
-{
-	Scan *scan = (Scan *)input->plan;
-	List *tlist = scan->plan.targetlist;
-	AttrNumber columns[INDEX_MAX_KEYS];
-	ListCell *lc;
-
-	if (!IsA(input, SeqScanState) || input->ps_ProjInfo == NULL)
-		return;
-	foreach (lc, tlist) {
-		Var *var = (Var *)lfirst_node(TargetEntry, lc)->expr;
-
-		if (!IsA(var, Var) || var->varno != (int)scan->scanrelid || var->varlevelsup != 0)
-			return;
-	}
-	for (int k = 0; k < state->nkeys; k++) {
-		TargetEntry *tle = list_nth_node(TargetEntry, tlist, state->attnos[k] - 1);
-
-		columns[k] = ((Var *)tle->expr)->varattno;
-		if (columns[k] < 1) /* a system or whole-row column */
-			return;
-	}
-	memcpy(state->attnos, columns, sizeof(AttrNumber) * state->nkeys);
-	state->projection = input->ps_ProjInfo;
-	input->ps_ProjInfo = NULL;
-}
-
-/* What the probe returns for a row of its input it lets through (or for the
- * input's end): the row itself, or its projection when the probe took the
- * scan's projection over. */
-static inline TupleTableSlot *output(amq_jf_probe_state *state, TupleTableSlot *slot)
-{
-	ProjectionInfo *projection = state->projection;
-
-	if (projection == NULL)
-		return slot;
-	if (TupIsNull(slot))
-		return ExecClearTuple(projection->pi_state.resultslot);
-	if (unlikely(slot == projection->pi_state.resultslot))
-		elog(ERROR, "a sequential scan projected after its join filter probe took its "
-			    "projection over");
-	projection->pi_exprContext->ecxt_scantuple = slot;
-	return ExecProject(projection);
-}
-
-/* What the probe returns at the end of its input (slot is empty). It drops
- * its page's verdicts, and with them its pin on the page: under an Append, a
- * probe whose partition is done would otherwise keep a page pinned until the
- * query ends, one for every partition. */
-static TupleTableSlot *input_ended(amq_jf_probe_state *state, TupleTableSlot *slot)
-{
-	if (state->page != NULL)
-		amq_jf_page_release(state->page);
-	return output(state, slot);
-}
-
-/* Starts the scan below; the result slot is the scan's (its projection's,
- * when the probe takes that over). */
+/* Starts the scan below, whose slots the probe returns, and joins its sift. */
 static void probe_begin(CustomScanState *node, EState *estate, int eflags)
 {
 	amq_jf_probe_state *state = (amq_jf_probe_state *)node;
@@ -149,8 +84,7 @@ static void probe_begin(CustomScanState *node, EState *estate, int eflags)
 
 	outerPlanState(node) = input;
 	node->ss.ps.resultops = ExecGetResultSlotOps(input, &node->ss.ps.resultopsfixed);
-	take_projection(state, input);
-	state->pageable = amq_jf_page_possible(input, state->keys_allocate);
+	amq_jf_sift_join(state, input);
 	state->probe_proc = node->ss.ps.ExecProcNode;
 	state->judge = palloc(sizeof(amq_jf_judge));
 	amq_jf_judge_init(state->judge);
@@ -201,21 +135,21 @@ static void judge_on(amq_jf_judge *judge)
 
 /* A switched-off probe's node: its input's next row, with nothing in between
  * but this call and the count of the rows left before the probes probe
- * again. A probe whose judge another probe of the filter switched on goes
- * back to probing. */
+ * again. Rows the probe sifted before it switched off (it tests a page's rows
+ * ahead of the scan) pass here too, but were counted as probed. A probe whose
+ * judge another probe of the filter switched on goes back to probing. */
 static TupleTableSlot *pass_through(PlanState *node)
 {
 	amq_jf_probe_state *state = (amq_jf_probe_state *)node;
 	amq_jf_judge *judge = state->judge;
-	TupleTableSlot *slot;
+	TupleTableSlot *slot = ExecProcNode(outerPlanState(node));
 
-	if (judge->off_left > 0 && --judge->off_left == 0)
+	if (!TupIsNull(slot) && judge->off_left > 0 &&
+	    !(state->heap_attnos != NULL && amq_jf_sift_row(state) == AMQ_JF_ROW_SIFTED) &&
+	    --judge->off_left == 0)
 		judge_on(judge);
 	probe_if_on(state);
-	slot = ExecProcNode(outerPlanState(node));
-	if (TupIsNull(slot))
-		return input_ended(state, slot);
-	return output(state, slot);
+	return slot;
 }
 
 /* Ends a window of probes: when it passed too many rows the filter does not
@@ -276,33 +210,36 @@ static bool row_may_match(amq_jf_probe_state *state, TupleTableSlot *slot)
 	return f->contains(&f->bloom, h);
 }
 
-/* Whether the row in slot may find a match: its page's verdict on it where
- * there is one, else probed by itself. */
-static bool row_passes(amq_jf_probe_state *state, TupleTableSlot *slot)
+void amq_jf_count_probes(amq_jf_probe_state *state, uint32 probed, uint32 passed)
 {
-	switch (state->paged ? amq_jf_page_verdict(state, slot) : AMQ_JF_VERDICT_UNKNOWN) {
-	case AMQ_JF_VERDICT_DROP:
-		return false;
-	case AMQ_JF_VERDICT_PASS:
-		return true;
-	case AMQ_JF_VERDICT_UNKNOWN:
-		return row_may_match(state, slot);
-	}
-	pg_unreachable();
+	amq_jf_judge *judge = state->judge;
+
+	InstrCountTuples2(state, probed);
+	InstrCountFiltered1(state, probed - passed);
+	judge->window_passed += passed;
+	judge->window_left -= probed;
+	if (judge->window_left == 0)
+		end_window(state);
 }
 
-/* True when the row in slot may have a match. Counts the probe in its window
- * and for EXPLAIN ANALYZE. */
+/* True when the row in slot may have a match: it was sifted inside the scan
+ * (and counted then), or it is probed by itself now and counted. The first
+ * row of a page is counted before the rest of its page is sifted, so that
+ * windows count rows in the scan's order. */
 static bool probe_row(amq_jf_probe_state *state, TupleTableSlot *slot)
 {
-	bool pass = row_passes(state, slot);
+	amq_jf_sift_place place = AMQ_JF_ROW_UNSIFTED;
+	bool pass;
 
-	InstrCountTuples2(state, 1);
-	if (!pass)
-		InstrCountFiltered1(state, 1);
-	state->judge->window_passed += pass;
-	if (--state->judge->window_left == 0)
-		end_window(state);
+	if (state->heap_attnos != NULL) {
+		place = amq_jf_sift_row(state);
+		if (place == AMQ_JF_ROW_SIFTED)
+			return true;
+	}
+	pass = row_may_match(state, slot);
+	amq_jf_count_probes(state, 1, pass);
+	if (place == AMQ_JF_ROW_STARTS_PAGE)
+		amq_jf_sift_rest(state->sift);
 	return pass;
 }
 
@@ -322,30 +259,24 @@ static TupleTableSlot *probe_exec(CustomScanState *node)
 		}
 		slot = ExecProcNode(input);
 		if (TupIsNull(slot))
-			return input_ended(state, slot);
+			return slot;
 		if (!state->ready) {
 			switch (state->filter != NULL ? amq_jf_filter_readiness(state->filter)
 						      : AMQ_JF_NOT_BUILT) {
 			case AMQ_JF_NOT_BUILT:
 				InstrCountFiltered2(node, 1);
-				return output(state, slot);
+				return slot;
 			case AMQ_JF_OVERFULL:
 				switch_off(state, PG_UINT64_MAX);
 				state->judge->off_until_rescan = true;
-				return output(state, slot);
+				return slot;
 			case AMQ_JF_USABLE:
 				state->ready = true;
-				state->paged =
-				    state->pageable &&
-				    state->filter->bloom.size >= (size_t)amq_jf_page_min_kb * 1024;
-				if (state->paged && state->page == NULL)
-					state->page =
-					    amq_jf_page_create(node->ss.ps.state->es_query_cxt);
 				break;
 			}
 		}
 		if (probe_row(state, slot))
-			return output(state, slot);
+			return slot;
 		CHECK_FOR_INTERRUPTS();
 	}
 }
@@ -353,10 +284,6 @@ static TupleTableSlot *probe_exec(CustomScanState *node)
 /* Ends the scan below. */
 static void probe_end(CustomScanState *node)
 {
-	amq_jf_probe_state *state = (amq_jf_probe_state *)node;
-
-	if (state->page != NULL)
-		amq_jf_page_release(state->page);
 	ExecEndNode(outerPlanState(node));
 }
 
@@ -370,8 +297,8 @@ static void probe_rescan(CustomScanState *node)
 	PlanState *input = outerPlanState(node);
 
 	state->ready = false;
-	if (state->page != NULL) /* the filter may be rebuilt */
-		amq_jf_page_release(state->page);
+	if (state->sift != NULL) /* the scan starts again, and the filter may be rebuilt */
+		amq_jf_sift_restart(state->sift);
 	if (state->judge->off_until_rescan)
 		judge_on(state->judge);
 	probe_if_on(state);

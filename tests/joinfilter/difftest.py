@@ -11,7 +11,8 @@ types, numeric of two scales, text under "C" and a nondeterministic ICU
 collation, uuid and bytea; and plan shapes with nested loops over hash joins
 (correlated subqueries), materialized CTEs, UNION ALL and a partitioned
 table (probes in each branch or partition), LIMIT, parallel plans, a small
-and a large work_mem, and probes that test a heap page at a time. With the
+and a large work_mem, and scans that probes sift (drop rows inside) or, under
+a volatile qual that keeps every row, test row by row. With the
 filter on, each query also runs under EXPLAIN ANALYZE, to count the queries
 whose filters actually removed rows.
 
@@ -171,6 +172,10 @@ def join_query(rng, outer_ref=None):
         aliases.append(alias)
     if outer_ref is not None:
         where.append(f"{rng.choice(visible)}.v % 5 = {outer_ref} % 5")
+    if rng.random() < 0.25:
+        # A volatile qual that keeps every row: its scan is not sifted, so
+        # the probes above it test row by row.
+        where.append(f"random() + coalesce({rng.choice(visible)}.v, 0) * 0 >= 0")
     cols = ", ".join(f"{a}.id AS {a}_id, {a}.v AS {a}_v" for a in visible)
     sql = f"{cte}SELECT {cols} FROM {from_sql}"
     if where:
@@ -208,8 +213,6 @@ def make_query(rng):
         "min_parallel_table_scan_size": "0" if parallel else "8MB",
         "max_parallel_workers_per_gather": "2" if parallel else "0",
         "amq.join_filter_max_pass_rate": rng.choice(["1", "1", "1", "0.5"]),
-        # 0: probes above sequential scans test whole heap pages at a time.
-        "amq.join_filter_page_min_memory": rng.choice(["0", "128kB"]),
         "statement_timeout": "5s",
     }
     return sql, settings, shape != "limit"
