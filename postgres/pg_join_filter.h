@@ -265,6 +265,19 @@ typedef struct amq_jf_probe_state {
 				      * InvalidOffsetNumber: none */
 } amq_jf_probe_state;
 
+/* amq_jf_probe_hash for keys whose hashing may allocate: in the probe's
+ * per-row memory, reset after. */
+uint64 amq_jf_probe_hash_allocating(amq_jf_probe_state *state, const Datum *values);
+
+/* The Bloom input of a row's non-NULL key values. Inline: it runs for every
+ * row of the scan. */
+static inline uint64 amq_jf_probe_hash(amq_jf_probe_state *state, const Datum *values)
+{
+	if (state->keys_allocate)
+		return amq_jf_probe_hash_allocating(state, values);
+	return amq_jf_hash_keys(state->keys, state->nkeys, values);
+}
+
 /* Counts probed rows, of which passed passed, for EXPLAIN ANALYZE and in the
  * judge's window, which may end and switch the filter's probes off. */
 void amq_jf_count_probes(amq_jf_probe_state *state, uint32 probed, uint32 passed);

@@ -133,19 +133,31 @@ static void judge_on(amq_jf_judge *judge)
 	judge->window_passed = 0;
 }
 
+/* Whether the row a switched-off probe just passed was sifted by it before
+ * it switched off: it tests a page's rows ahead of the scan, and those it
+ * kept were counted as probed. Rows come in page and offset order, so after
+ * the first one it did not sift, no later one was, and the check stops. */
+static bool sifted_before_off(amq_jf_probe_state *state)
+{
+	if (state->sifted_through == InvalidOffsetNumber)
+		return false;
+	if (amq_jf_sift_row(state) == AMQ_JF_ROW_SIFTED)
+		return true;
+	state->sifted_through = InvalidOffsetNumber;
+	return false;
+}
+
 /* A switched-off probe's node: its input's next row, with nothing in between
  * but this call and the count of the rows left before the probes probe
- * again. Rows the probe sifted before it switched off (it tests a page's rows
- * ahead of the scan) pass here too, but were counted as probed. A probe whose
- * judge another probe of the filter switched on goes back to probing. */
+ * again, which leaves out rows it sifted. A probe whose judge another probe
+ * of the filter switched on goes back to probing. */
 static TupleTableSlot *pass_through(PlanState *node)
 {
 	amq_jf_probe_state *state = (amq_jf_probe_state *)node;
 	amq_jf_judge *judge = state->judge;
 	TupleTableSlot *slot = ExecProcNode(outerPlanState(node));
 
-	if (!TupIsNull(slot) && judge->off_left > 0 &&
-	    !(state->heap_attnos != NULL && amq_jf_sift_row(state) == AMQ_JF_ROW_SIFTED) &&
+	if (!TupIsNull(slot) && judge->off_left > 0 && !sifted_before_off(state) &&
 	    --judge->off_left == 0)
 		judge_on(judge);
 	probe_if_on(state);
@@ -167,6 +179,18 @@ static void end_window(amq_jf_probe_state *state)
 	judge->off_next = AMQ_JF_OFF_ROWS;
 	judge->window_left = AMQ_JF_CHECK_ROWS;
 	judge->window_passed = 0;
+}
+
+uint64 amq_jf_probe_hash_allocating(amq_jf_probe_state *state, const Datum *values)
+{
+	ExprContext *econtext = state->css.ss.ps.ps_ExprContext;
+	MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+	uint64 h;
+
+	h = amq_jf_hash_keys(state->keys, state->nkeys, values);
+	MemoryContextSwitchTo(old);
+	ResetExprContext(econtext);
+	return h;
 }
 
 /*
@@ -191,23 +215,12 @@ static bool row_may_match(amq_jf_probe_state *state, TupleTableSlot *slot)
 	const amq_jf_filter *f = state->filter;
 	Datum values[INDEX_MAX_KEYS];
 	bool isnull = false;
-	uint64 h;
 
 	for (int k = 0; k < state->nkeys && !isnull; k++)
 		values[k] = key_column(slot, state->attnos[k], &isnull);
 	if (isnull)
 		return false;
-	if (state->keys_allocate) {
-		ExprContext *econtext = state->css.ss.ps.ps_ExprContext;
-		MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
-
-		h = amq_jf_hash_keys(state->keys, state->nkeys, values);
-		MemoryContextSwitchTo(old);
-		ResetExprContext(econtext);
-	} else {
-		h = amq_jf_hash_keys(state->keys, state->nkeys, values);
-	}
-	return f->contains(&f->bloom, h);
+	return f->contains(&f->bloom, amq_jf_probe_hash(state, values));
 }
 
 void amq_jf_count_probes(amq_jf_probe_state *state, uint32 probed, uint32 passed)

@@ -119,16 +119,7 @@ static bool tuple_hash(amq_jf_probe_state *state, Page page, BlockNumber block, 
 		values[k] = heap_getattr(&tuple, state->heap_attnos[k], desc, &isnull);
 	if (isnull)
 		return false;
-	if (state->keys_allocate) {
-		ExprContext *econtext = state->css.ss.ps.ps_ExprContext;
-		MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
-
-		*hash = amq_jf_hash_keys(state->keys, state->nkeys, values);
-		MemoryContextSwitchTo(old);
-		ResetExprContext(econtext);
-	} else {
-		*hash = amq_jf_hash_keys(state->keys, state->nkeys, values);
-	}
+	*hash = amq_jf_probe_hash(state, values);
 	return true;
 }
 
