@@ -32,22 +32,32 @@
 #include "access/heapam.h"
 #include "access/tableam.h"
 #include "catalog/catalog.h"
+#include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/tlist.h"
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 
 #include "pg_join_filter.h"
 
+/* Whether running exprs (a scan's qual or the expressions of its target
+ * list) for only the rows the filters keep cannot change what the query
+ * does: they call no volatile function, which must run for every row, and
+ * pass no column to a function that is not leakproof, which might raise an
+ * error for a row the filters would drop (as a division by zero would). */
+static bool fewer_rows_safe(List *exprs)
+{
+	return !contain_volatile_functions((Node *)exprs) && !contain_leaked_vars((Node *)exprs);
+}
+
 /* Whether input is a sequential scan of a heap table other than a catalog,
- * whose qual and projection call no volatile function: those run for every
- * row the scan returns, and a volatile one must run for every row of the
- * table, as it would without the filter. */
+ * whose qual and projection may run for fewer rows. */
 static bool siftable_scan(PlanState *input)
 {
 	Relation rel;
 
-	if (!IsA(input, SeqScanState) || contain_volatile_functions((Node *)input->plan->qual) ||
-	    contain_volatile_functions((Node *)input->plan->targetlist))
+	if (!IsA(input, SeqScanState) || !fewer_rows_safe(input->plan->qual) ||
+	    !fewer_rows_safe(get_tlist_exprs(input->plan->targetlist, false)))
 		return false;
 	rel = ((ScanState *)input)->ss_currentRelation;
 	return rel != NULL && rel->rd_tableam == GetHeapamTableAmRoutine() &&
