@@ -26,6 +26,10 @@
  * Each probe of the stack tests the rows the ones below it kept, as row by
  * row, and counts them in its judge's windows, which may switch it off in the
  * middle of a page: the rest of the page then passes it untested.
+ *
+ * The scan's qual and projection then run only for the rows kept. A scan
+ * where that could change what the query does (a volatile function, or a
+ * column passed to a function that may raise an error) is not sifted.
  */
 #include "postgres.h"
 
