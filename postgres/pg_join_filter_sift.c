@@ -68,21 +68,22 @@ static bool siftable_scan(PlanState *input)
 	       !IsCatalogRelation(rel);
 }
 
-/* The key columns of state in the scanned table, or NULL when one of them is
- * not a column of it (the scan computes it in its projection). */
+/* The key columns of state in the scanned table: its own when the scan
+ * returns the table's rows as they are; NULL when one of them is not a column
+ * of the table (the scan computes it in its projection). */
 static AttrNumber *heap_columns(amq_jf_probe_state *state, SeqScanState *scan)
 {
 	Scan *plan = (Scan *)scan->ss.ps.plan;
-	AttrNumber *columns = palloc(sizeof(AttrNumber) * state->nkeys);
+	AttrNumber *columns;
 
+	if (scan->ss.ps.ps_ProjInfo == NULL)
+		return state->attnos;
+	columns = palloc(sizeof(AttrNumber) * state->nkeys);
 	for (int k = 0; k < state->nkeys; k++) {
-		Var *var;
+		Var *var =
+		    (Var *)list_nth_node(TargetEntry, plan->plan.targetlist, state->attnos[k] - 1)
+			->expr;
 
-		columns[k] = state->attnos[k];
-		if (scan->ss.ps.ps_ProjInfo == NULL)
-			continue;
-		var = (Var *)list_nth_node(TargetEntry, plan->plan.targetlist, state->attnos[k] - 1)
-			  ->expr;
 		if (!IsA(var, Var) || var->varno != (int)plan->scanrelid || var->varlevelsup != 0 ||
 		    var->varattno < 1)
 			return NULL;
