@@ -41,6 +41,12 @@ CORE_SRC := $(wildcard core/*.c)
 CORE_HDR := $(wildcard core/*.h)
 CORE_OBJ := $(CORE_SRC:core/%.c=$(BUILD)/core/%.o)
 CORE_ASAN_OBJ := $(CORE_SRC:core/%.c=$(BUILD)/asan/core/%.o)
+# core/*_avx2.c are compiled for AVX2 on x86-64 (core chooses them at run
+# time); ARCH_FLAGS is that file's extra flag in every rule that compiles core.
+CORE_AVX2_SRC := $(wildcard core/*_avx2.c)
+CORE_PLAIN_SRC := $(filter-out $(CORE_AVX2_SRC),$(CORE_SRC))
+AVX2_FLAGS := $(if $(filter x86_64%,$(shell $(CC) -dumpmachine)),-mavx2)
+$(BUILD)/core/%_avx2.o $(BUILD)/asan/core/%_avx2.o $(BUILD)/fuzz/core/%_avx2.o: ARCH_FLAGS = $(AVX2_FLAGS)
 
 .PHONY: all deps install test demo bench format clean
 # Keep the sanitizer objects the test binaries are linked from between runs.
@@ -65,11 +71,11 @@ deps:
 
 $(BUILD)/core/%.o: core/%.c $(CORE_HDR) | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_AMQ) -c $< -o $@
+	$(CC) $(CFLAGS_AMQ) $(ARCH_FLAGS) -c $< -o $@
 
 $(BUILD)/asan/core/%.o: core/%.c $(CORE_HDR) | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_AMQ) $(SAN) -c $< -o $@
+	$(CC) $(CFLAGS_AMQ) $(SAN) $(ARCH_FLAGS) -c $< -o $@
 
 include sqlite/build.mk
 include postgres/build.mk

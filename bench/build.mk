@@ -3,9 +3,11 @@
 
 CORE_BENCH := $(BUILD)/bench/core_bench
 
-$(CORE_BENCH): bench/core_bench.c $(CORE_SRC) $(CORE_HDR) | deps
+$(CORE_BENCH): bench/core_bench.c $(CORE_PLAIN_SRC) $(CORE_AVX2_SRC:core/%.c=$(BUILD)/core/%.o) \
+		$(CORE_HDR) | deps
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -O3 -g -D_GNU_SOURCE $(WARN) -Icore $< $(CORE_SRC) -lbloom -lm -o $@
+	$(CC) -std=c11 -O3 -g -D_GNU_SOURCE $(WARN) -Icore $< $(CORE_PLAIN_SRC) \
+	  $(CORE_AVX2_SRC:core/%.c=$(BUILD)/core/%.o) -lbloom -lm -o $@
 
 .PHONY: bench-core
 bench-core: $(CORE_BENCH)

@@ -74,6 +74,8 @@ static inline uint64_t amq_mix64(uint64_t x)
  * runs; the portable path gives the same value, for tests to compare. */
 uint64_t amq_checksum(const uint8_t *bytes, uint64_t payload_size);
 uint64_t amq_checksum_portable(const uint8_t *bytes, uint64_t payload_size);
+/* Header bytes 0..55: the checksum covers them, then the payload. */
+#define AMQ_CHECKED_HEADER_BYTES 56
 
 /* The payload size of a filter with these parameters, or AMQ_TOO_LARGE (with
  * the one message every "too large" uses) past AMQ_MAX_FILTER_BYTES. */
@@ -112,6 +114,9 @@ bool amq_blocked_contains_portable(const amq_filter *f, uint64_t hash);
 bool amq_blocked_contains_avx2(const amq_filter *f, uint64_t hash);
 /* Whether this CPU (and OS) runs AVX2 code. */
 bool amq_blocked_have_avx2(void);
+/* amq_checksum compiled for AVX2 (checksum_avx2.c, which every x86-64 build
+ * compiles with -mavx2); call it only where amq_blocked_have_avx2(). */
+uint64_t amq_checksum_avx2(const uint8_t *bytes, uint64_t payload_size);
 #endif
 
 #endif

@@ -16,10 +16,17 @@ $(BUILD)/asan/tests/%: tests/core/%.c $(wildcard tests/core/*.h) $(CORE_ASAN_OBJ
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_AMQ) $(SAN) -DAMQ_SANITIZED -Icore $< $(CORE_ASAN_OBJ) -lm -o $@
 
-$(FUZZ_READER): tests/fuzz/fuzz_reader.c $(CORE_SRC) $(CORE_HDR) | deps
+FUZZ_CFLAGS := -std=c11 -O1 -g $(WARN) -D_GNU_SOURCE -fno-sanitize-recover=all -Icore
+FUZZ_AVX2_OBJ := $(CORE_AVX2_SRC:core/%.c=$(BUILD)/fuzz/core/%.o)
+
+$(FUZZ_READER): tests/fuzz/fuzz_reader.c $(CORE_PLAIN_SRC) $(FUZZ_AVX2_OBJ) $(CORE_HDR) | deps
 	@mkdir -p $(dir $@)
-	clang -std=c11 -O1 -g $(WARN) -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-	  -fno-sanitize-recover=all -Icore $< $(CORE_SRC) -lm -o $@
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined $< $(CORE_PLAIN_SRC) \
+	  $(FUZZ_AVX2_OBJ) -lm -o $@
+
+$(BUILD)/fuzz/core/%.o: core/%.c $(CORE_HDR) | deps
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined $(ARCH_FLAGS) -c $< -o $@
 
 SEED_CORPUS := $(BUILD)/fuzz/seed_corpus
 TEST_BINARIES += $(SEED_CORPUS)
