@@ -1,0 +1,28 @@
+/*
+ * pg_compat.h - what differs between the PostgreSQL major versions amq
+ * builds against (15 to 19), in one place, so that the rest of postgres/ is
+ * written once against the newest names. Each block says which version
+ * changed what; the README's porting notes list the executor and heap-scan
+ * assumptions that no header can check.
+ *
+ * Include after postgres.h (amq_pg.h and pg_join_filter.h do).
+ */
+#ifndef AMQ_PG_COMPAT_H
+#define AMQ_PG_COMPAT_H
+
+/* 16 moved VARDATA, VARSIZE and the other varlena macros to varatt.h. */
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"
+#endif
+
+/* 18 moved ExplainProperty* and friends to explain_format.h. */
+#if PG_VERSION_NUM >= 180000
+#include "commands/explain_format.h"
+#endif
+
+/* 16 renamed the Parallel Hash build phases (same values). */
+#if PG_VERSION_NUM < 160000
+#define PHJ_BUILD_HASH_OUTER PHJ_BUILD_HASHING_OUTER
+#endif
+
+#endif
