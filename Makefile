@@ -24,13 +24,29 @@ CC ?= cc
 BUILD := build
 FUZZ_SECONDS ?= 45
 PYTHON := /usr/bin/python3
-PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
 export FUZZ_SECONDS
 
-# Debian packages: build, tests and benchmarks.
-PACKAGES := gcc make clang libclang-rt-14-dev libxxhash-dev libsqlite3-dev sqlite3 \
-	python3 postgresql-15 postgresql-server-dev-15 libbloom-dev \
+# The PostgreSQL to build for, as every PGXS extension takes it: PG_CONFIG
+# when given; else the pg_config on PATH; else the newest Debian server
+# installed; else the one Debian's `postgresql` package stands for (make deps
+# then installs it). Tests and benchmarks run against the same one.
+ifndef PG_CONFIG
+PG_CONFIG := $(or $(shell command -v pg_config 2>/dev/null),\
+	$(shell ls -d /usr/lib/postgresql/*/bin/pg_config 2>/dev/null | sort -V | tail -n 1))
+endif
+PG_MAJOR := $(or $(shell $(PG_CONFIG) --version 2>/dev/null | sed -E 's/^PostgreSQL ([0-9]+).*/\1/'),\
+	$(shell apt-cache depends postgresql 2>/dev/null | sed -nE 's/.*Depends: postgresql-([0-9]+)$$/\1/p' | head -n 1),15)
+PG_CONFIG := $(or $(PG_CONFIG),/usr/lib/postgresql/$(PG_MAJOR)/bin/pg_config)
+export PG_CONFIG
+
+# Debian packages: what `make` builds with, then what the tests and
+# benchmarks add (cross compilers and qemu, libFuzzer's runtime, libbloom,
+# the Debian roots of newer PostgreSQL versions, the Python package).
+BUILD_PACKAGES := gcc make clang libxxhash-dev libsqlite3-dev sqlite3 python3 \
+	postgresql-$(PG_MAJOR) postgresql-server-dev-$(PG_MAJOR)
+TEST_PACKAGES := libclang-rt-dev libbloom-dev debootstrap \
 	qemu-user gcc-s390x-linux-gnu libc6-dev-s390x-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+PACKAGES ?= $(BUILD_PACKAGES) $(TEST_PACKAGES)
 
 WARN := -Wall -Wextra -Werror
 # -fvisibility=hidden: build/amq.so exports its entry point and nothing else.

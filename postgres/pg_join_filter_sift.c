@@ -193,7 +193,8 @@ amq_jf_sift_place amq_jf_sift_row(amq_jf_probe_state *state)
 		return AMQ_JF_ROW_UNSIFTED;
 	if (scan->rs_cbuf != sift->buffer || scan->rs_cblock != sift->block)
 		return AMQ_JF_ROW_STARTS_PAGE;
-	if (scan->rs_cindex >= sift->from &&
+	/* rs_cindex and rs_ntuples are int up to 17 and uint32 from 18 on. */
+	if ((int)scan->rs_cindex >= sift->from &&
 	    scan->rs_vistuples[scan->rs_cindex] <= state->sifted_through)
 		return AMQ_JF_ROW_SIFTED;
 	return AMQ_JF_ROW_UNSIFTED;
@@ -209,8 +210,8 @@ void amq_jf_sift_rest(amq_jf_sift *sift)
 
 	sift->buffer = scan->rs_cbuf;
 	sift->block = scan->rs_cblock;
-	sift->from = scan->rs_cindex + 1;
-	n = scan->rs_ntuples - sift->from;
+	sift->from = (int)scan->rs_cindex + 1;
+	n = (int)scan->rs_ntuples - sift->from;
 	foreach (lc, sift->probes) {
 		amq_jf_probe_state *p = lfirst(lc);
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Runs every test suite in turn and adds up their results. Each suite is a
-# script that ends its output with "N passed, N failed"; a suite that exits
-# non-zero without such a line counts as one failure. The last line printed
-# here is the total, "N passed, N failed".
+# Runs every test suite in turn (or only the suites named as arguments) and
+# adds up their results. Each suite is a script that ends its output with
+# "N passed, N failed"; a suite that exits non-zero without such a line counts
+# as one failure. The last line printed here is the total, "N passed, N
+# failed". tests/versions/run.sh runs it again inside each Debian root.
 set -u
 cd "$(dirname "$0")/.."
 
@@ -16,7 +17,18 @@ suites=(
 	"joinfilter:tests/joinfilter/run.sh"
 	"interop:tests/interop/run.sh"
 	"multi:tests/multi/run.sh"
+	"versions:tests/versions/run.sh"
 )
+if [ $# -gt 0 ]; then
+	wanted=("$@")
+	chosen=()
+	for entry in "${suites[@]}"; do
+		for name in "${wanted[@]}"; do
+			[ "${entry%%:*}" = "$name" ] && chosen+=("$entry")
+		done
+	done
+	suites=("${chosen[@]}")
+fi
 
 total_pass=0
 total_fail=0
