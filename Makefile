@@ -14,7 +14,9 @@
 #   make bench      benchmarks (results go to docs/BENCHMARKS.md by hand);
 #                   make bench-join: the automatic join filter alone
 #   make deps       install missing Debian packages (apt-get as root, else
-#                   print the apt-get line and stop); every target above runs it
+#                   print the apt-get line and stop): make test and make bench
+#                   run it; make, make install and make demo check only the
+#                   packages they build with (make build-deps)
 #   make format     clang-format our C files
 #   make clean
 #
@@ -46,7 +48,7 @@ BUILD_PACKAGES := gcc make clang libxxhash-dev libsqlite3-dev sqlite3 python3 \
 	postgresql-$(PG_MAJOR) postgresql-server-dev-$(PG_MAJOR)
 TEST_PACKAGES := libclang-rt-dev libbloom-dev debootstrap \
 	qemu-user gcc-s390x-linux-gnu libc6-dev-s390x-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross
-PACKAGES ?= $(BUILD_PACKAGES) $(TEST_PACKAGES)
+PACKAGES := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 
 WARN := -Wall -Wextra -Werror
 # -fvisibility=hidden: build/amq.so exports its entry point and nothing else.
@@ -64,15 +66,16 @@ CORE_PLAIN_SRC := $(filter-out $(CORE_AVX2_SRC),$(CORE_SRC))
 AVX2_FLAGS := $(if $(filter x86_64%,$(shell $(CC) -dumpmachine)),-mavx2)
 $(BUILD)/core/%_avx2.o $(BUILD)/asan/core/%_avx2.o $(BUILD)/fuzz/core/%_avx2.o: ARCH_FLAGS = $(AVX2_FLAGS)
 
-.PHONY: all deps install test demo bench format clean
+.PHONY: all deps build-deps install test demo bench format clean
 # Keep the sanitizer objects the test binaries are linked from between runs.
 .SECONDARY: $(CORE_ASAN_OBJ)
 .DEFAULT_GOAL := all
 
-all: deps $(BUILD)/amq.so pg
+all: build-deps $(BUILD)/amq.so pg
 
-deps:
-	@missing=""; for p in $(PACKAGES); do \
+# deps: every package above; build-deps: only those `make` builds with.
+deps build-deps:
+	@missing=""; for p in $(if $(filter deps,$@),$(PACKAGES),$(BUILD_PACKAGES)); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -85,11 +88,11 @@ deps:
 	  fi; \
 	fi
 
-$(BUILD)/core/%.o: core/%.c $(CORE_HDR) | deps
+$(BUILD)/core/%.o: core/%.c $(CORE_HDR) | build-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_AMQ) $(ARCH_FLAGS) -c $< -o $@
 
-$(BUILD)/asan/core/%.o: core/%.c $(CORE_HDR) | deps
+$(BUILD)/asan/core/%.o: core/%.c $(CORE_HDR) | build-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_AMQ) $(SAN) $(ARCH_FLAGS) -c $< -o $@
 
@@ -98,7 +101,7 @@ include postgres/build.mk
 include tests/build.mk
 include bench/build.mk
 
-test: all $(TEST_BINARIES)
+test: deps all $(TEST_BINARIES)
 	@bash tests/run.sh
 
 format:

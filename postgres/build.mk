@@ -9,7 +9,7 @@
 
 .PHONY: pg install bench-pg bench-multi demo-pg bench-join
 
-pg: | deps
+pg: | build-deps
 	$(MAKE) -C postgres PG_CONFIG=$(PG_CONFIG)
 
 install: pg

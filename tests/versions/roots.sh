@@ -29,10 +29,9 @@ AMQ_ROOTS=(
 	"experimental sid 19 sid,experimental"
 )
 
-# What every root installs besides PostgreSQL: what `make` needs to build
-# (the Makefile's BUILD_PACKAGES) and what the suites run there use. The
-# suites run with PACKAGES set to this list, so make's dependency check finds
-# it installed.
+# What every root installs besides PostgreSQL: what `make` builds with (the
+# Makefile's BUILD_PACKAGES, which make build-deps finds installed) and what
+# the suites run there use.
 AMQ_ROOT_TOOLS="make gcc libc6-dev clang libclang-rt-dev libxxhash-dev libsqlite3-dev sqlite3 python3 locales"
 
 amq_root_dir() { echo "$AMQ_ROOT_CACHE/$1"; }
