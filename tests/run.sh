@@ -32,6 +32,8 @@ fi
 
 total_pass=0
 total_fail=0
+host_pg=()
+versions=""
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 for entry in "${suites[@]}"; do
@@ -58,9 +60,20 @@ for entry in "${suites[@]}"; do
 		fail=1
 	fi
 	echo "--- $name: $pass passed, $fail failed"
+	case $name in
+	postgres | joinfilter | interop | multi) host_pg+=("$name $pass/$fail") ;;
+	versions) versions=$(grep -E '^(PostgreSQL .* root\)|NOT TESTED)' "$log") ;;
+	esac
 	total_pass=$((total_pass + pass))
 	total_fail=$((total_fail + fail))
 done
 echo
+# One line per PostgreSQL version: the host's from its suites (passed/failed
+# each), the others as tests/versions/run.sh summed them up.
+if [ ${#host_pg[@]} -gt 0 ]; then
+	host_version=$("${PG_CONFIG:-pg_config}" --version 2>/dev/null | sed 's/^PostgreSQL //')
+	echo "PostgreSQL ${host_version:-?} (${AMQ_PG_WHERE:-host}): $(printf '%s, ' "${host_pg[@]}" | sed 's/, $//')"
+fi
+[ -n "$versions" ] && echo "$versions"
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]

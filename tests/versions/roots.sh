@@ -38,10 +38,10 @@ amq_root_dir() { echo "$AMQ_ROOT_CACHE/$1"; }
 
 # The PostgreSQL major version root $1 holds.
 amq_root_pg() {
-	local entry
+	local name=$1 entry
 	for entry in "${AMQ_ROOTS[@]}"; do
-		set -- $entry "$1"
-		[ "$1" = "$5" ] && { echo "$3"; return 0; }
+		set -- $entry
+		[ "$1" = "$name" ] && { echo "$3"; return 0; }
 	done
 	return 1
 }

@@ -75,7 +75,7 @@ for entry in "${MATRIX[@]}"; do
 	amq_root_run "$name" "cd /amq && export PG_CONFIG=$pg_config &&
 		if ! make --no-print-directory -j2 native-tests pg >build.log 2>&1; then
 			cat build.log; echo 'make failed in the $name root'; echo '0 passed, 1 failed'; exit 1
-		fi && bash tests/run.sh $suites" 2>&1 | tee "$log"
+		fi && AMQ_PG_WHERE='$name root, inside' bash tests/run.sh $suites" 2>&1 | tee "$log"
 	read -r pass fail < <(counts_of "$log")
 	per_suite=$(grep -E '^--- [a-z]+: [0-9]+ passed, [0-9]+ failed' "$log" |
 		sed -E 's/^--- ([a-z]+): ([0-9]+) passed, ([0-9]+) failed/\1 \2\/\3/' | paste -sd, - | sed 's/,/, /g')
