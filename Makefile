@@ -28,6 +28,10 @@ FUZZ_SECONDS ?= 45
 PYTHON := /usr/bin/python3
 export FUZZ_SECONDS
 
+# Debian's own PostgreSQL by release, for a machine whose apt lists are empty
+# (a fresh debootstrap root): 12 ships 15, 13 ships 17, unstable 18.
+DEBIAN_DEFAULT_PG := $(shell sed -E 's@^12\..*@15@; s@^13\..*@17@; s@^[a-z]+/sid$$@18@' /etc/debian_version 2>/dev/null | grep -E '^[0-9]+$$' || echo 15)
+
 # The PostgreSQL to build for, as every PGXS extension takes it: PG_CONFIG
 # when given; else the pg_config on PATH; else the newest Debian server
 # installed; else the one Debian's `postgresql` package stands for (make deps
@@ -37,7 +41,9 @@ PG_CONFIG := $(or $(shell command -v pg_config 2>/dev/null),\
 	$(shell ls -d /usr/lib/postgresql/*/bin/pg_config 2>/dev/null | sort -V | tail -n 1))
 endif
 PG_MAJOR := $(or $(shell $(PG_CONFIG) --version 2>/dev/null | sed -E 's/^PostgreSQL ([0-9]+).*/\1/'),\
-	$(shell apt-cache depends postgresql 2>/dev/null | sed -nE 's/.*Depends: postgresql-([0-9]+)$$/\1/p' | head -n 1),15)
+	$(shell echo '$(PG_CONFIG)' | sed -nE 's@^/usr/lib/postgresql/([0-9]+)/bin/pg_config$$@\1@p'),\
+	$(shell apt-cache depends postgresql 2>/dev/null | sed -nE 's/.*Depends: postgresql-([0-9]+)$$/\1/p' | head -n 1),\
+	$(DEBIAN_DEFAULT_PG))
 PG_CONFIG := $(or $(PG_CONFIG),/usr/lib/postgresql/$(PG_MAJOR)/bin/pg_config)
 export PG_CONFIG
 
