@@ -25,4 +25,17 @@
 #define PHJ_BUILD_HASH_OUTER PHJ_BUILD_HASHING_OUTER
 #endif
 
+/*
+ * 19's copyObject() casts its result with typeof_unqual when the server's
+ * compiler had that (HAVE_TYPEOF_UNQUAL: gcc 14 and later in C23 mode, gcc
+ * 15's default). It is a keyword of C23 only, and postgres/Makefile compiles
+ * with -std=gnu11, where gcc 14 and later (and clang 19 and later, as c.h
+ * already says for clang) spell it __typeof_unqual__.
+ */
+#if defined(HAVE_TYPEOF_UNQUAL) && !defined(__cplusplus) &&                                        \
+    (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 202311L)
+#undef typeof_unqual
+#define typeof_unqual __typeof_unqual__
+#endif
+
 #endif
