@@ -20,6 +20,16 @@
 #include "commands/explain_format.h"
 #endif
 
+/* 19 gave PlanState.instrument its own type, NodeInstrumentation, which
+ * keeps the counters a plan node had in Instrumentation (ntuples, ntuples2,
+ * nfiltered1, nfiltered2) under the same names. */
+#include "executor/instrument.h"
+#if PG_VERSION_NUM >= 190000
+typedef NodeInstrumentation amq_node_instrumentation;
+#else
+typedef Instrumentation amq_node_instrumentation;
+#endif
+
 /* 16 renamed the Parallel Hash build phases (same values). */
 #if PG_VERSION_NUM < 160000
 #define PHJ_BUILD_HASH_OUTER PHJ_BUILD_HASHING_OUTER
