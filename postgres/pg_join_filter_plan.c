@@ -7,7 +7,8 @@
  * made directly in the form set_plan_refs leaves a plan in, since setrefs has
  * already run.
  *
- * Invariants this relies on (PostgreSQL 15's createplan.c and setrefs.c):
+ * Invariants this relies on (PostgreSQL 15's createplan.c and setrefs.c, the
+ * same in 18's):
  *   - a HashJoin's hashkeys are its outer keys and its Hash child's hashkeys
  *     the inner ones, in the same order as hashoperators and hashcollations,
  *     each operator written as (outer = inner);
