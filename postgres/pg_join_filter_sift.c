@@ -20,8 +20,9 @@
  * which of those rows the scan goes on to return. The tuples are read as the
  * scan reads them: the scan holds its pin on the page, and a visible tuple's
  * data neither moves nor changes while a pin is held (catalogs, whose tuples
- * may change in place, are not sifted). PostgreSQL 16 and 17 keep these
- * fields with the same meaning.
+ * may change in place, are not sifted). PostgreSQL 16 to 19 keep these
+ * fields with the same meaning (18 made rs_cindex and rs_ntuples uint32);
+ * the README's porting notes say where each version's code was read.
  *
  * Each probe of the stack tests the rows the ones below it kept, as row by
  * row, and counts them in its judge's windows, which may switch it off in the
