@@ -92,8 +92,11 @@ static void max_node_id(Plan **slot, void *arg)
 /*
  * Whether a filter built from the inner keys may drop outer rows: only when
  * an outer row without a match produces no output. PostgreSQL's JOIN_RIGHT
- * preserves the inner (hashed) side, so it qualifies; LEFT and FULL preserve
- * the outer side and ANTI keeps exactly the rows without a match. A Parallel
+ * preserves the inner (hashed) side, so it qualifies, and so do the hash
+ * joins that return inner rows by whether an outer row matched them:
+ * JOIN_RIGHT_ANTI (16 and later) and JOIN_RIGHT_SEMI (18 and later), where
+ * an outer row without a match marks nothing. LEFT and FULL preserve the
+ * outer side and ANTI keeps exactly the rows without a match. A Parallel
  * Hash join qualifies too: its builder is parallel-aware and fills one shared
  * filter from every participant (pg_join_filter_build.c).
  */
@@ -107,6 +110,12 @@ static bool join_may_filter(HashJoin *hj)
 	case JOIN_INNER:
 	case JOIN_SEMI:
 	case JOIN_RIGHT:
+#if PG_VERSION_NUM >= 160000
+	case JOIN_RIGHT_ANTI:
+#endif
+#if PG_VERSION_NUM >= 180000
+	case JOIN_RIGHT_SEMI:
+#endif
 		return true;
 	default:
 		return false;
