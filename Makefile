@@ -69,7 +69,9 @@ CORE_ASAN_OBJ := $(CORE_SRC:core/%.c=$(BUILD)/asan/core/%.o)
 # time); ARCH_FLAGS is that file's extra flag in every rule that compiles core.
 CORE_AVX2_SRC := $(wildcard core/*_avx2.c)
 CORE_PLAIN_SRC := $(filter-out $(CORE_AVX2_SRC),$(CORE_SRC))
-AVX2_FLAGS := $(if $(filter x86_64%,$(shell $(CC) -dumpmachine)),-mavx2)
+# (Expanded when a recipe runs: on a fresh machine make build-deps installs
+# the compiler first.)
+AVX2_FLAGS = $(if $(filter x86_64%,$(shell $(CC) -dumpmachine 2>/dev/null || uname -m)),-mavx2)
 $(BUILD)/core/%_avx2.o $(BUILD)/asan/core/%_avx2.o $(BUILD)/fuzz/core/%_avx2.o: ARCH_FLAGS = $(AVX2_FLAGS)
 
 .PHONY: all deps build-deps install test demo bench format clean
