@@ -26,14 +26,14 @@ SET amq.join_filter = on;
 EXPLAIN (COSTS OFF)
 SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
 SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
 EXPLAIN (VERBOSE, COSTS OFF)
 SELECT f.id, d.region FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
 
 -- A star join: both filters reach the fact scan through the lower join;
 -- int8 = int8 and int4 = int4 keys, each with its own filter.
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(*) FROM jf_fact f
   JOIN jf_dim1 d1 ON f.d1 = d1.d1
   JOIN jf_dim2 d2 ON f.d2 = d2.d2
@@ -50,7 +50,7 @@ WHERE d1.region = 'ASIA' AND d2.flag;
 CREATE TABLE jf_pairs (d1 int, d2 int8);
 INSERT INTO jf_pairs SELECT g * 10, (g * 10 + (g % 2) * 250) % 500 FROM generate_series(0, 49) g;
 ANALYZE jf_pairs;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(*) FROM jf_fact f JOIN jf_pairs p ON f.d1 = p.d1 AND f.d2 = p.d2;
 SELECT count(*) FROM jf_fact f JOIN jf_pairs p ON f.d1 = p.d1 AND f.d2 = p.d2;
 SET amq.join_filter = off;
@@ -70,7 +70,7 @@ INSERT INTO jf_ints SELECT g, g::int8 * 3, date '2000-01-01' + g FROM generate_s
 CREATE TABLE jf_intdim (k4 int, day date, pick bool);
 INSERT INTO jf_intdim SELECT g, date '2000-01-01' + g, g % 7 = 0 FROM generate_series(-3000, 3000, 3) g;
 ANALYZE jf_ints, jf_intdim;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(*) FROM jf_ints i JOIN jf_intdim d ON i.k2 = d.k4 WHERE d.pick;
 SELECT count(*), sum(i.k8), min(i.k2), max(i.k2) FROM jf_ints i JOIN jf_intdim d ON i.k2 = d.k4 WHERE d.pick;
 SELECT count(*), sum(i.k2) FROM jf_ints i JOIN jf_intdim d ON i.k8 = d.k4 WHERE d.pick;
@@ -80,7 +80,7 @@ SELECT count(*), sum(i.k8), min(i.k2), max(i.k2) FROM jf_ints i JOIN jf_intdim d
 SELECT count(*), sum(i.k2) FROM jf_ints i JOIN jf_intdim d ON i.k8 = d.k4 WHERE d.pick;
 SELECT count(*), min(i.day), max(i.day) FROM jf_ints i JOIN jf_intdim d ON i.day = d.day WHERE d.pick;
 SET amq.join_filter = on;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(*) FROM jf_ints i JOIN jf_intdim d ON i.day = d.day WHERE d.pick;
 
 -- Semi and right joins (inner side preserved) are filtered; the outer rows
@@ -118,7 +118,7 @@ RESET amq.join_filter_max_pass_rate;
 EXPLAIN (COSTS OFF)
 SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1;
 SET amq.join_filter_max_pass_rate = 1;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1;
 SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1;
 RESET amq.join_filter_max_pass_rate;
@@ -131,7 +131,7 @@ RESET amq.join_filter_max_pass_rate;
 CREATE TABLE jf_ordered AS SELECT g AS id FROM generate_series(1, 300000) g;
 CREATE TABLE jf_first AS SELECT g AS id FROM generate_series(1, 30000) g;
 ANALYZE jf_ordered, jf_first;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(*) FROM jf_ordered o JOIN jf_first f ON o.id = f.id;
 SELECT count(*) FROM jf_ordered o JOIN jf_first f ON o.id = f.id;
 SET amq.join_filter = off;
@@ -143,7 +143,7 @@ SET amq.join_filter = on;
 -- until the next rescan, and the builder says why.
 CREATE FUNCTION pg_temp.jf_many() RETURNS SETOF int ROWS 10 LANGUAGE sql
   AS 'SELECT generate_series(1, 30000, 2)';
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(*) FROM jf_fact f JOIN pg_temp.jf_many() m(id) ON f.id = m.id;
 SELECT count(*) FROM jf_fact f JOIN pg_temp.jf_many() m(id) ON f.id = m.id;
 SET amq.join_filter = off;
@@ -160,7 +160,7 @@ INSERT INTO jf_nulls
          CASE WHEN g % 11 = 0 THEN NULL ELSE g % 1000 END
   FROM generate_series(1, 30000) g;
 ANALYZE jf_nulls;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(*), max(n.note), max(n.a) FROM jf_nulls n JOIN jf_dim1 d ON n.k = d.d1
 WHERE d.region = 'ASIA' AND d.d1 <> 0;
 SELECT count(*), max(n.note), max(n.a) FROM jf_nulls n JOIN jf_dim1 d ON n.k = d.d1
@@ -207,7 +207,7 @@ RESET hash_mem_multiplier;
 CREATE TABLE jf_outer (k int);
 INSERT INTO jf_outer SELECT generate_series(1, 5);
 ANALYZE jf_outer;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT o.k, (SELECT count(*) FROM jf_fact f JOIN (SELECT * FROM jf_dim1 d WHERE d.d1 % 5 = o.k OFFSET 0) d ON f.d1 = d.d1)
 FROM jf_outer o;
 SELECT o.k, (SELECT count(*) FROM jf_fact f JOIN (SELECT * FROM jf_dim1 d WHERE d.d1 % 5 = o.k OFFSET 0) d ON f.d1 = d.d1)
@@ -229,7 +229,7 @@ SELECT o.k, s.n FROM jf_outer o CROSS JOIN LATERAL
 SET amq.join_filter = on;
 -- When only the outer side depends on the outer row, the hash join keeps its
 -- table on rescan, and its filter with it (built once, used in every loop).
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT o.k, (SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA' AND f.id % 7 = o.k)
 FROM jf_outer o;
 SELECT o.k, (SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA' AND f.id % 7 = o.k)
@@ -276,7 +276,7 @@ SET plan_cache_mode = force_generic_plan;
 PREPARE jf_prep(text) AS
 SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = $1;
 EXPLAIN (COSTS OFF) EXECUTE jf_prep('ASIA');
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE jf_prep('ASIA');
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE jf_prep('ASIA');
 EXECUTE jf_prep('ASIA');
 EXECUTE jf_prep('EUROPE');
 EXECUTE jf_prep('nowhere');
@@ -370,7 +370,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
   line text;
 BEGIN
-  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
+  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
     IF line ~ '(Bloom Filter|Rows Probed|Ready|Switched Off|Keys Added|Filter \d+ Memory|Hash Join)' THEN
       RETURN NEXT regexp_replace(btrim(line), '(->  | \(actual.*)', '', 'g');
     END IF;
@@ -431,12 +431,12 @@ RESET max_parallel_workers_per_gather;
 -- only 2,116 of the 20,000 rows. It removes the same 18,000 rows as row by
 -- row.
 SET max_parallel_workers_per_gather = 0;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
 SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1 WHERE d.region = 'ASIA';
 -- A scan whose qual calls a volatile function is not sifted: the qual runs
 -- for all 20,000 rows, and the probe above the scan removes the same rows.
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1
 WHERE d.region = 'ASIA' AND f.id + random() > 0;
 -- Nor is one whose qual passes a column to a function that may raise an
@@ -450,7 +450,7 @@ WHERE d.region = 'ASIA' AND 1 / (f.d1 - 7) > -2;
 SET amq.join_filter = on;
 -- A qual of leakproof comparisons (d2 < 50) runs only for the rows the sift
 -- keeps: it removes 15,131 rows, not the 18,000 it would of all 20,000.
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(*) FROM jf_fact f JOIN jf_dim1 d ON f.d1 = d.d1
 WHERE d.region = 'ASIA' AND f.d2 < 50;
 -- Keys hashed by a function, stored out of line (TOAST): sifting reads them
@@ -464,7 +464,7 @@ CREATE TABLE jf_long_dim AS SELECT k FROM jf_long WHERE id % 20 = 0;
 ANALYZE jf_long, jf_long_dim;
 SELECT pg_relation_size(reltoastrelid) > 800 * 3000 AS toasted FROM pg_class
 WHERE relname = 'jf_long';
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(*), sum(l.id) FROM jf_long l JOIN jf_long_dim d ON l.k = d.k;
 SELECT count(*), sum(l.id) FROM jf_long l JOIN jf_long_dim d ON l.k = d.k;
 SET amq.join_filter = off;
@@ -537,7 +537,7 @@ SELECT o.k, (SELECT count(*) FROM jf_onepage f JOIN jf_dim1 d ON f.d1 = d.d1
   WHERE d.d1 % 7 = o.k) FROM (VALUES (1), (2), (3)) o(k);
 -- Each loop sifts its one page again, with that loop's filter: the scan
 -- returns 15 of its 100 rows a loop (on average over the 3 loops).
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT o.k, (SELECT count(*) FROM jf_onepage f JOIN jf_dim1 d ON f.d1 = d.d1
   WHERE d.d1 % 7 = o.k) FROM (VALUES (1), (2), (3)) o(k);
 SET amq.join_filter = off;
@@ -625,7 +625,7 @@ DECLARE
   line text;
 BEGIN
   probes := 0; probed := 0; removed := 0; switched_off := 0;
-  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
+  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
     IF line ~ 'Applies Bloom Filter' THEN probes := probes + 1; END IF;
     IF line ~ 'Rows Probed: ' THEN
       probed := probed + substring(line FROM 'Rows Probed: (\d+)')::bigint;

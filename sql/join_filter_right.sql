@@ -21,7 +21,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
 	plan jsonb;
 BEGIN
-	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query INTO plan;
+	EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query INTO plan;
 	RETURN QUERY SELECT jsonb_path_query_first(plan, 'strict $.**."Join Type"') #>> '{}',
 		(SELECT coalesce(sum(r::text::numeric), 0)
 		 FROM jsonb_path_query(plan, 'strict $.**."Rows Removed by Bloom Filter"') r);

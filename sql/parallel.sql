@@ -50,7 +50,7 @@ CREATE FUNCTION pg_temp.workers(query text) RETURNS SETOF text LANGUAGE plpgsql 
 DECLARE
 	line text;
 BEGIN
-	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
 		IF line ~ 'Workers Launched' THEN
 			RETURN NEXT btrim(line);
 		END IF;

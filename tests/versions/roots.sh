@@ -62,8 +62,33 @@ amq_root_mount() {
 	mountpoint -q "$root/dev/shm" || mount --bind /dev/shm "$root/dev/shm" || return 1
 }
 
+# Whether a process runs inside root $1 (its /proc/PID/root is the root).
+amq_root_in_use() {
+	local root p
+	root=$(realpath "$(amq_root_dir "$1")")
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && return 0
+	done
+	return 1
+}
+
+# Stops the PostgreSQL servers left running inside root $1, and only those:
+# the root's postgres user has the host's uid, so a pkill by user would reach
+# the host's servers too.
+amq_root_kill_servers() {
+	local root p
+	root=$(realpath "$(amq_root_dir "$1")")
+	for p in $(pgrep -x postgres); do
+		[ "$(readlink "/proc/$p/root" 2>/dev/null)" = "$root" ] && kill -INT "$p" 2>/dev/null
+	done
+	return 0
+}
+
+# Unmounts what amq_root_mount mounted, unless a process still runs inside
+# the root (another run of the matrix): it is theirs then too.
 amq_root_unmount() {
 	local root
+	amq_root_in_use "$1" && return 0
 	root=$(amq_root_dir "$1")
 	mountpoint -q "$root/dev/shm" && { umount "$root/dev/shm" || umount -l "$root/dev/shm"; }
 	mountpoint -q "$root/proc" && { umount "$root/proc" || umount -l "$root/proc"; }
@@ -81,6 +106,7 @@ amq_root_run() {
 # /dev/shm would be emptied).
 amq_root_discard() {
 	amq_root_unmount "$1"
+	mountpoint -q "$(amq_root_dir "$1")/dev/shm" && return 1
 	rm -rf --one-file-system "$(amq_root_dir "$1")"
 }
 

@@ -33,7 +33,8 @@ mounted=()
 cleanup() {
 	local name
 	for name in "${mounted[@]}"; do
-		amq_root_run "$name" "pkill -u postgres -x postgres" >/dev/null 2>&1
+		amq_root_kill_servers "$name"
+		sleep 1
 		amq_root_unmount "$name"
 	done
 }
@@ -84,13 +85,16 @@ for entry in "${MATRIX[@]}"; do
 	# Stored filters from a 15 server on the host into this version.
 	bash tests/versions/major.sh "$name" 2>&1 | tee "$log"
 	read -r mpass mfail < <(counts_of "$log")
+	not_tested=$(grep '^NOT TESTED' "$log")
 	rm -f "$log"
 	pass=$((pass + mpass))
 	fail=$((fail + mfail))
 	summaries+=("PostgreSQL $version ($name root): ${per_suite:-no suite ran}, major-version moves $mpass/$mfail (passed/failed): $pass passed, $fail failed")
+	[ -n "$not_tested" ] && summaries+=("$not_tested")
 	total_pass=$((total_pass + pass))
 	total_fail=$((total_fail + fail))
-	amq_root_run "$name" "pkill -u postgres -x postgres" >/dev/null 2>&1
+	amq_root_kill_servers "$name"
+	sleep 1
 	amq_root_unmount "$name"
 done
 echo
