@@ -1,5 +1,8 @@
 -- Automatic Bloom join filters: hash joins that may drop outer rows get a
 -- builder under their Hash node and a probe above the outer side's scan.
+-- PostgreSQL prints some plans differently by version: join_filter.out is
+-- 15's and 17's, join_filter_1.out 18's (fractional row counts under
+-- ANALYZE), join_filter_2.out 19's (subplans named expr_N too).
 LOAD 'amq';
 SHOW amq.join_filter;
 SHOW amq.join_filter_max_pass_rate;

@@ -1,7 +1,7 @@
 -- Hash joins that return inner rows by whether an outer row matched them
 -- get filters too: right anti joins (PostgreSQL 16 and later) and right semi
 -- joins (18 and later), where an outer row without a match marks nothing.
--- 15 plans these queries as other joins (this file's output);
+-- 15 plans these queries as other joins (join_filter_right.out);
 -- join_filter_right_1.out is 16 and 17's, join_filter_right_2.out 18's and
 -- later.
 LOAD 'amq';
