@@ -9,6 +9,7 @@
 # for bench/join/bench.py. `make bench-join-versions` runs it (as root).
 set -u
 cd "$(dirname "$0")/../.."
+. tests/pg/cluster.sh
 . tests/versions/roots.sh
 out=$(mktemp -d)
 trap 'for r in $AMQ_BENCH_ROOTS; do amq_root_unmount "$r"; done; rm -rf "$out"' EXIT

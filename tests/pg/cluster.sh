@@ -25,7 +25,9 @@
 # server refuse to run as root (AMQ_AS is the command prefix that runs a
 # program as the clusters' owner). Extra server settings: AMQ_PG_OPTS.
 
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+# The server the Makefile builds for (it exports PG_CONFIG); run alone, the
+# pg_config on PATH, else the newest Debian server installed.
+PG_CONFIG=${PG_CONFIG:-$(command -v pg_config || ls -d /usr/lib/postgresql/*/bin/pg_config 2>/dev/null | sort -V | tail -n 1)}
 AMQ_PG_BINDIR=$("$PG_CONFIG" --bindir)
 
 if [ "$(id -u)" = 0 ]; then
