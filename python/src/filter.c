@@ -9,13 +9,12 @@
  */
 #include "pyamq.h"
 
-#include <stdlib.h>
-
 typedef struct {
-	PyObject_HEAD amq_filter filter; /* owns filter.bytes (amq_malloc_allocator) */
-	amq_probe probe;		 /* amq_filter_probe_for(&filter): by layout, fixed */
-	bool unsealed;			 /* changed since the header was last written */
-	Py_ssize_t exports;		 /* buffer views alive */
+	PyObject ob_base;   /* what PyObject_HEAD declares */
+	amq_filter filter;  /* owns filter.bytes (amq_malloc_allocator) */
+	amq_probe probe;    /* amq_filter_probe_for(&filter): by layout, fixed */
+	bool unsealed;	    /* changed since the header was last written */
+	Py_ssize_t exports; /* buffer views alive */
 } FilterObject;
 
 static const amq_allocator *const A = &amq_malloc_allocator;
