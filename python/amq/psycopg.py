@@ -105,6 +105,7 @@ def _install(context: AdaptContext, infos: Dict[str, Optional[TypeInfo]]) -> Non
     for kind in KINDS:
         info = infos[kind]
         assert info is not None
+        info.register(context)  # by name too: COPY's set_types(["bloom"])
         adapters.register_loader(info.oid, _FilterLoader)
         adapters.register_loader(info.oid, _FilterBinaryLoader)
 
