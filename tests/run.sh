@@ -16,6 +16,7 @@ suites=(
 	"joinfilter:tests/joinfilter/run.sh"
 	"interop:tests/interop/run.sh"
 	"multi:tests/multi/run.sh"
+	"python:tests/python/run.sh"
 )
 
 total_pass=0
