@@ -17,7 +17,9 @@
 #   make python     the Python package (python/) in a venv, build/python/venv;
 #                   make bench-python: its benchmark
 #   make deps       install missing Debian packages (apt-get as root, else
-#                   print the apt-get line and stop); every target above runs it
+#                   print the apt-get line and stop): make test and make bench
+#                   run it; make, make install and make demo check only the
+#                   packages they build with (make build-deps)
 #   make format     clang-format our C files
 #   make clean
 #
@@ -27,14 +29,36 @@ CC ?= cc
 BUILD := build
 FUZZ_SECONDS ?= 45
 PYTHON := /usr/bin/python3
-PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
 export FUZZ_SECONDS
 
-# Debian packages: build, tests and benchmarks.
-PACKAGES := gcc make clang libclang-rt-14-dev libxxhash-dev libsqlite3-dev sqlite3 \
-	python3 postgresql-15 postgresql-server-dev-15 libbloom-dev \
+# Debian's own PostgreSQL by release, for a machine whose apt lists are empty
+# (a fresh debootstrap root): 12 ships 15, 13 ships 17, unstable 18.
+DEBIAN_DEFAULT_PG := $(shell sed -E 's@^12\..*@15@; s@^13\..*@17@; s@^[a-z]+/sid$$@18@' /etc/debian_version 2>/dev/null | grep -E '^[0-9]+$$' || echo 15)
+
+# The PostgreSQL to build for, as every PGXS extension takes it: PG_CONFIG
+# when given; else the pg_config on PATH; else the newest Debian server
+# installed; else the one Debian's `postgresql` package stands for (make deps
+# then installs it). Tests and benchmarks run against the same one.
+ifndef PG_CONFIG
+PG_CONFIG := $(or $(shell command -v pg_config 2>/dev/null),\
+	$(shell ls -d /usr/lib/postgresql/*/bin/pg_config 2>/dev/null | sort -V | tail -n 1))
+endif
+PG_MAJOR := $(or $(shell $(PG_CONFIG) --version 2>/dev/null | sed -E 's/^PostgreSQL ([0-9]+).*/\1/'),\
+	$(shell echo '$(PG_CONFIG)' | sed -nE 's@^/usr/lib/postgresql/([0-9]+)/bin/pg_config$$@\1@p'),\
+	$(shell apt-cache depends postgresql 2>/dev/null | sed -nE 's/.*Depends: postgresql-([0-9]+)$$/\1/p' | head -n 1),\
+	$(DEBIAN_DEFAULT_PG))
+PG_CONFIG := $(or $(PG_CONFIG),/usr/lib/postgresql/$(PG_MAJOR)/bin/pg_config)
+export PG_CONFIG
+
+# Debian packages: what `make` builds with, then what the tests and
+# benchmarks add (cross compilers and qemu, libFuzzer's runtime, libbloom,
+# the Debian roots of newer PostgreSQL versions, the Python package).
+BUILD_PACKAGES := gcc make clang libxxhash-dev libsqlite3-dev sqlite3 python3 \
+	postgresql-$(PG_MAJOR) postgresql-server-dev-$(PG_MAJOR)
+TEST_PACKAGES := libclang-rt-dev libbloom-dev debootstrap \
 	python3-setuptools python3-venv python3-dev python3-psycopg \
 	qemu-user gcc-s390x-linux-gnu libc6-dev-s390x-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+PACKAGES := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 
 WARN := -Wall -Wextra -Werror
 # -fvisibility=hidden: build/amq.so exports its entry point and nothing else.
@@ -52,15 +76,16 @@ CORE_PLAIN_SRC := $(filter-out $(CORE_AVX2_SRC),$(CORE_SRC))
 AVX2_FLAGS := $(if $(filter x86_64%,$(shell $(CC) -dumpmachine)),-mavx2)
 $(BUILD)/core/%_avx2.o $(BUILD)/asan/core/%_avx2.o $(BUILD)/fuzz/core/%_avx2.o: ARCH_FLAGS = $(AVX2_FLAGS)
 
-.PHONY: all deps install test demo bench format clean
+.PHONY: all deps build-deps install test demo bench format clean
 # Keep the sanitizer objects the test binaries are linked from between runs.
 .SECONDARY: $(CORE_ASAN_OBJ)
 .DEFAULT_GOAL := all
 
-all: deps $(BUILD)/amq.so pg
+all: build-deps $(BUILD)/amq.so pg
 
-deps:
-	@missing=""; for p in $(PACKAGES); do \
+# deps: every package above; build-deps: only those `make` builds with.
+deps build-deps:
+	@missing=""; for p in $(if $(filter deps,$@),$(PACKAGES),$(BUILD_PACKAGES)); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -73,11 +98,11 @@ deps:
 	  fi; \
 	fi
 
-$(BUILD)/core/%.o: core/%.c $(CORE_HDR) | deps
+$(BUILD)/core/%.o: core/%.c $(CORE_HDR) | build-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_AMQ) $(ARCH_FLAGS) -c $< -o $@
 
-$(BUILD)/asan/core/%.o: core/%.c $(CORE_HDR) | deps
+$(BUILD)/asan/core/%.o: core/%.c $(CORE_HDR) | build-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_AMQ) $(SAN) $(ARCH_FLAGS) -c $< -o $@
 
@@ -87,7 +112,7 @@ include tests/build.mk
 include bench/build.mk
 include python/build.mk
 
-test: all $(TEST_BINARIES)
+test: deps all $(TEST_BINARIES)
 	@bash tests/run.sh
 
 format:

@@ -12,6 +12,7 @@
 #include "fmgr.h"
 
 #include "amq.h"
+#include "pg_compat.h"
 
 /*
  * Declares a SQL-callable V1 function as one of the few symbols the module
@@ -52,7 +53,7 @@ typedef struct amq_pg_call {
  * Raises err as ereport(ERROR) with the SQLSTATE its status maps to, the
  * core's message unchanged and its hint capitalised with a trailing period.
  */
-void amq_pg_raise(const amq_error *err) pg_attribute_noreturn();
+_Noreturn void amq_pg_raise(const amq_error *err);
 
 /* Raises unless st is AMQ_OK. */
 static inline void amq_pg_check(amq_status st, const amq_error *err)

@@ -7,9 +7,9 @@
 # join filter benchmark (bench/join/). Included by the top Makefile, whose
 # variables (PG_CONFIG, BUILD, PYTHON) it uses.
 
-.PHONY: pg install bench-pg bench-multi demo-pg bench-join
+.PHONY: pg install bench-pg bench-multi demo-pg bench-join bench-join-versions
 
-pg: | deps
+pg: | build-deps
 	$(MAKE) -C postgres PG_CONFIG=$(PG_CONFIG)
 
 install: pg
@@ -28,3 +28,8 @@ demo-pg: install
 # kept cluster (AMQ_JOIN_BENCH_DIR, default /tmp/amq-join-bench).
 bench-join: install
 	@PG_CONFIG=$(PG_CONFIG) bash bench/join/run.sh
+
+# The same on the host's PostgreSQL and in the Debian root of 18 (sid), side
+# by side (bench/join/versions.sh; AMQ_BENCH_ROOTS names other roots).
+bench-join-versions: install
+	@PG_CONFIG=$(PG_CONFIG) bash bench/join/versions.sh

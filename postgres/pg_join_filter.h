@@ -24,6 +24,7 @@
 #include "storage/buf.h"
 
 #include "amq.h"
+#include "pg_compat.h"
 
 #define AMQ_JF_BUILD_NAME "AmqJoinFilterBuild"
 #define AMQ_JF_PROBE_NAME "AmqJoinFilterProbe"
@@ -218,7 +219,7 @@ typedef enum amq_jf_readiness {
  * until the rebuild starts), and the build of that table is complete and did
  * not end overfull. A private filter is complete when its own builder saw the
  * end of its input. A shared one (Parallel Hash) is complete when the join's
- * build barrier has moved past PHJ_BUILD_HASHING_INNER: every participant
+ * build barrier has moved past PHJ_BUILD_HASHING_INNER (16: PHJ_BUILD_HASH_INNER): every participant
  * that took part in the build has then added all the rows it read, and one
  * that arrives later finds the filter whole. A participant never probes with
  * a partial filter.

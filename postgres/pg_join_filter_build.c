@@ -203,9 +203,8 @@ amq_jf_readiness amq_jf_filter_readiness(amq_jf_filter *f)
 			return AMQ_JF_USABLE;
 		return f->overfull ? AMQ_JF_OVERFULL : AMQ_JF_NOT_BUILT;
 	}
-	/* 16 and later call this phase PHJ_BUILD_HASH_OUTER (also 3). */
 	if (table->parallel_state == NULL ||
-	    BarrierPhase(&table->parallel_state->build_barrier) < PHJ_BUILD_HASHING_OUTER)
+	    BarrierPhase(&table->parallel_state->build_barrier) < PHJ_BUILD_HASH_OUTER)
 		return AMQ_JF_NOT_BUILT;
 	if (!f->published) { /* the first look at this build's finished filter */
 		f->overfull = filter_overfull(f);

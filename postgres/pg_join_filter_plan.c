@@ -7,7 +7,8 @@
  * made directly in the form set_plan_refs leaves a plan in, since setrefs has
  * already run.
  *
- * Invariants this relies on (PostgreSQL 15's createplan.c and setrefs.c):
+ * Invariants this relies on (PostgreSQL 15's createplan.c and setrefs.c, the
+ * same in 18's):
  *   - a HashJoin's hashkeys are its outer keys and its Hash child's hashkeys
  *     the inner ones, in the same order as hashoperators and hashcollations,
  *     each operator written as (outer = inner);
@@ -529,20 +530,32 @@ static void add_filters(Plan **slot, void *arg)
 		add_join_filters((HashJoin *)*slot, walk);
 }
 
+/* The planner hook's arguments after the first four: PostgreSQL 19 added an
+ * ExplainState (NULL outside EXPLAIN), passed on as it came. */
+#if PG_VERSION_NUM >= 190000
+#define AMQ_PLANNER_MORE_PARAMS , ExplainState *es
+#define AMQ_PLANNER_MORE_ARGS , es
+#else
+#define AMQ_PLANNER_MORE_PARAMS
+#define AMQ_PLANNER_MORE_ARGS
+#endif
+
 /* The planner hook: plans as usual, then adds filters when amq.join_filter is on.
  * New plan nodes get plan_node_ids above every existing one (parallel query
  * and EXPLAIN find nodes by that id). */
 static PlannedStmt *join_filter_planner(Query *parse, const char *query_string, int cursor_options,
-					ParamListInfo bound_params)
+					ParamListInfo bound_params AMQ_PLANNER_MORE_PARAMS)
 {
 	PlannedStmt *stmt;
 	plan_walk walk = {1, 0, 0};
 	ListCell *lc;
 
 	if (prev_planner)
-		stmt = prev_planner(parse, query_string, cursor_options, bound_params);
+		stmt = prev_planner(parse, query_string, cursor_options,
+				    bound_params AMQ_PLANNER_MORE_ARGS);
 	else
-		stmt = standard_planner(parse, query_string, cursor_options, bound_params);
+		stmt = standard_planner(parse, query_string, cursor_options,
+					bound_params AMQ_PLANNER_MORE_ARGS);
 	if (!amq_jf_enabled)
 		return stmt;
 	max_node_id(&stmt->planTree, &walk.next_plan_node_id);

@@ -326,7 +326,7 @@ static void probe_explain(CustomScanState *node, List *ancestors, ExplainState *
 	amq_jf_probe_state *state = (amq_jf_probe_state *)node;
 	CustomScan *cscan = (CustomScan *)node->ss.ps.plan;
 	List *context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan, ancestors);
-	Instrumentation *instr = node->ss.ps.instrument;
+	amq_node_instrumentation *instr = node->ss.ps.instrument;
 
 	ExplainPropertyText(psprintf("Applies Bloom Filter %d", state->filter_id),
 			    amq_jf_deparse_keys(cscan->custom_exprs, context), es);

@@ -20,8 +20,9 @@
  * which of those rows the scan goes on to return. The tuples are read as the
  * scan reads them: the scan holds its pin on the page, and a visible tuple's
  * data neither moves nor changes while a pin is held (catalogs, whose tuples
- * may change in place, are not sifted). PostgreSQL 16 and 17 keep these
- * fields with the same meaning.
+ * may change in place, are not sifted). PostgreSQL 16 to 19 keep these
+ * fields with the same meaning (18 made rs_cindex and rs_ntuples uint32);
+ * the README's porting notes say where each version's code was read.
  *
  * Each probe of the stack tests the rows the ones below it kept, as row by
  * row, and counts them in its judge's windows, which may switch it off in the
@@ -193,7 +194,8 @@ amq_jf_sift_place amq_jf_sift_row(amq_jf_probe_state *state)
 		return AMQ_JF_ROW_UNSIFTED;
 	if (scan->rs_cbuf != sift->buffer || scan->rs_cblock != sift->block)
 		return AMQ_JF_ROW_STARTS_PAGE;
-	if (scan->rs_cindex >= sift->from &&
+	/* rs_cindex and rs_ntuples are int up to 17 and uint32 from 18 on. */
+	if ((int)scan->rs_cindex >= sift->from &&
 	    scan->rs_vistuples[scan->rs_cindex] <= state->sifted_through)
 		return AMQ_JF_ROW_SIFTED;
 	return AMQ_JF_ROW_UNSIFTED;
@@ -209,8 +211,8 @@ void amq_jf_sift_rest(amq_jf_sift *sift)
 
 	sift->buffer = scan->rs_cbuf;
 	sift->block = scan->rs_cblock;
-	sift->from = scan->rs_cindex + 1;
-	n = scan->rs_ntuples - sift->from;
+	sift->from = (int)scan->rs_cindex + 1;
+	n = (int)scan->rs_ntuples - sift->from;
 	foreach (lc, sift->probes) {
 		amq_jf_probe_state *p = lfirst(lc);
 

@@ -685,10 +685,6 @@ RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 
--- Settings are checked.
-SET amq.join_filter_max_pass_rate = 2;
-SET amq.join_filter_max_memory = '1kB';
-
 DROP TABLE jf_fact, jf_dim1, jf_dim2, jf_names, jf_outer, jf_big, jf_pairs, jf_ints, jf_intdim,
   jf_ordered, jf_first, jf_pfact, jf_pdim, jf_nulls, jf_evolved, jf_wide, jf_wdim, jf_dead,
   jf_onepage, jf_parts, jf_small_parts, jf_pkeys;

@@ -92,7 +92,8 @@ DROP TABLE stored;
 DROP EXTENSION amq;
 CREATE EXTENSION amq;
 SELECT extversion FROM pg_extension WHERE extname = 'amq';
-SELECT count(*) AS objects FROM updated_objects;
+-- (16 and later also count the array types bloom[] and cuckoo[] as members.)
+SELECT count(*) AS objects FROM updated_objects WHERE object NOT LIKE 'type %[]';
 (SELECT 'only after update' AS where_, object FROM updated_objects
  EXCEPT SELECT 'only after update', pg_temp.amq_objects())
 UNION ALL

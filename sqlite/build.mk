@@ -12,7 +12,7 @@ TEST_BINARIES += $(SQLITE_HARNESSES)
 
 .PHONY: bench-sqlite
 
-$(BUILD)/sqlite/%.o: sqlite/%.c $(SQLITE_HDR) $(CORE_HDR) | deps
+$(BUILD)/sqlite/%.o: sqlite/%.c $(SQLITE_HDR) $(CORE_HDR) | build-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_AMQ) -Icore -c $< -o $@
 
@@ -21,7 +21,7 @@ $(BUILD)/amq.so: $(CORE_OBJ) $(SQLITE_OBJ)
 
 # The extension compiled into a test program (SQLITE_CORE) under ASan+UBSan.
 $(BUILD)/asan/sqlite_%: tests/sqlite/%.c tests/core/check.h $(SQLITE_SRC) $(SQLITE_HDR) \
-		$(CORE_ASAN_OBJ) | deps
+		$(CORE_ASAN_OBJ) | build-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_AMQ) $(SAN) -DSQLITE_CORE -Icore -Isqlite $< $(SQLITE_SRC) $(CORE_ASAN_OBJ) \
 	  -lsqlite3 -lm -o $@

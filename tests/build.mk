@@ -62,3 +62,8 @@ endef
 $(foreach a,$(CROSS_ARCHES),$(eval $(call cross_rule,$(a))))
 # Keep the cross-compiled core objects between runs.
 .SECONDARY: $(foreach a,$(CROSS_ARCHES),$(CORE_SRC:core/%.c=$(BUILD)/cross/$(a)/core/%.o))
+
+# The test binaries that need no cross compiler, libFuzzer or qemu: what the
+# Debian roots of tests/versions build to run the core and SQLite suites.
+.PHONY: native-tests
+native-tests: $(BUILD)/amq.so $(CORE_TESTS) $(CORE_ASAN_TESTS) $(SQLITE_HARNESSES)

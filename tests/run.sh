@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Runs every test suite in turn and adds up their results. Each suite is a
-# script that ends its output with "N passed, N failed"; a suite that exits
-# non-zero without such a line counts as one failure. The last line printed
-# here is the total, "N passed, N failed".
+# Runs every test suite in turn (or only the suites named as arguments) and
+# adds up their results. Each suite is a script that ends its output with
+# "N passed, N failed"; a suite that exits non-zero without such a line counts
+# as one failure. The last line printed here is the total, "N passed, N
+# failed". tests/versions/run.sh runs it again inside each Debian root.
 set -u
 cd "$(dirname "$0")/.."
 
@@ -16,11 +17,24 @@ suites=(
 	"joinfilter:tests/joinfilter/run.sh"
 	"interop:tests/interop/run.sh"
 	"multi:tests/multi/run.sh"
+	"versions:tests/versions/run.sh"
 	"python:tests/python/run.sh"
 )
+if [ $# -gt 0 ]; then
+	wanted=("$@")
+	chosen=()
+	for entry in "${suites[@]}"; do
+		for name in "${wanted[@]}"; do
+			[ "${entry%%:*}" = "$name" ] && chosen+=("$entry")
+		done
+	done
+	suites=("${chosen[@]}")
+fi
 
 total_pass=0
 total_fail=0
+host_pg=()
+versions=""
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 for entry in "${suites[@]}"; do
@@ -47,9 +61,20 @@ for entry in "${suites[@]}"; do
 		fail=1
 	fi
 	echo "--- $name: $pass passed, $fail failed"
+	case $name in
+	postgres | joinfilter | interop | multi) host_pg+=("$name $pass/$fail") ;;
+	versions) versions=$(grep -E '^(PostgreSQL .* root\)|NOT TESTED)' "$log") ;;
+	esac
 	total_pass=$((total_pass + pass))
 	total_fail=$((total_fail + fail))
 done
 echo
+# One line per PostgreSQL version: the host's from its suites (passed/failed
+# each), the others as tests/versions/run.sh summed them up.
+if [ ${#host_pg[@]} -gt 0 ]; then
+	host_version=$("${PG_CONFIG:-pg_config}" --version 2>/dev/null | sed 's/^PostgreSQL //')
+	echo "PostgreSQL ${host_version:-?} (${AMQ_PG_WHERE:-host}): $(printf '%s, ' "${host_pg[@]}" | sed 's/, $//')"
+fi
+[ -n "$versions" ] && echo "$versions"
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]

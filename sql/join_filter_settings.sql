@@ -1,0 +1,6 @@
+-- The join filter's settings are checked. PostgreSQL 16 and later name the
+-- unit in the valid range of a memory setting (join_filter_settings_1.out).
+-- The settings exist once the module is loaded.
+LOAD 'amq';
+SET amq.join_filter_max_pass_rate = 2;
+SET amq.join_filter_max_memory = '1kB';
