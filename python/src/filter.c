@@ -285,7 +285,10 @@ static int answer_chunk(void *ctx, const uint64_t *hashes, size_t n)
 		PyObject *b = answers[i] ? Py_True : Py_False;
 		Py_INCREF(b);
 		if (m->next < PyList_GET_SIZE(m->list)) {
+			/* Replaces the placeholder False. */
+			PyObject *old = PyList_GET_ITEM(m->list, m->next);
 			PyList_SET_ITEM(m->list, m->next, b);
+			Py_DECREF(old);
 		} else if (PyList_Append(m->list, b) < 0) {
 			Py_DECREF(b);
 			return -1;
@@ -299,8 +302,8 @@ static int answer_chunk(void *ctx, const uint64_t *hashes, size_t n)
 
 static PyObject *filter_contains_many(FilterObject *self, PyObject *values)
 {
-	/* A list of the right length when the length is known up front; the
-	 * slots are filled before anyone can see the list. */
+	/* A list of the right length when the length is known up front,
+	 * holding False until each answer replaces it. */
 	Py_ssize_t hint = PyList_CheckExact(values) || PyTuple_CheckExact(values)
 			      ? PySequence_Fast_GET_SIZE(values)
 			      : 0;
