@@ -6,13 +6,16 @@
 #   make test       every test: core unit tests (plain, ASan+UBSan, and under
 #                   qemu-user for s390x and aarch64), a bounded libFuzzer run,
 #                   SQLite tests, pg_regress on a temporary server, interop, a
-#                   coordinator and two shards (tests/multi); the last line is
+#                   coordinator and two shards (tests/multi), the Python
+#                   package (tests/python); the last line is
 #                   "N passed, N failed"
 #   make demo       the join-prefilter session in the sqlite3 CLI
 #   make demo-pg    the join prefilter across a PostgreSQL coordinator and two
 #                   shards (postgres_fdw), on servers it starts and stops
 #   make bench      benchmarks (results go to docs/BENCHMARKS.md by hand);
 #                   make bench-join: the automatic join filter alone
+#   make python     the Python package (python/) in a venv, build/python/venv;
+#                   make bench-python: its benchmark
 #   make deps       install missing Debian packages (apt-get as root, else
 #                   print the apt-get line and stop): make test and make bench
 #                   run it; make, make install and make demo check only the
@@ -53,6 +56,7 @@ export PG_CONFIG
 BUILD_PACKAGES := gcc make clang libxxhash-dev libsqlite3-dev sqlite3 python3 \
 	postgresql-$(PG_MAJOR) postgresql-server-dev-$(PG_MAJOR)
 TEST_PACKAGES := libclang-rt-dev libbloom-dev debootstrap \
+	python3-setuptools python3-venv python3-dev python3-psycopg \
 	qemu-user gcc-s390x-linux-gnu libc6-dev-s390x-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 PACKAGES := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 
@@ -108,6 +112,7 @@ include sqlite/build.mk
 include postgres/build.mk
 include tests/build.mk
 include bench/build.mk
+include python/build.mk
 
 test: deps all $(TEST_BINARIES)
 	@bash tests/run.sh

@@ -30,4 +30,4 @@ $(CUCKOO_BENCH): bench/cuckoo_bench.c $(CORE_OBJ) $(CORE_HDR) | deps
 bench-cuckoo: $(CUCKOO_BENCH)
 	$(CUCKOO_BENCH) $(CUCKOO_BENCH_ARGS)
 
-bench: bench-core bench-cuckoo bench-sqlite bench-pg bench-multi bench-join bench-bulk
+bench: bench-core bench-cuckoo bench-sqlite bench-pg bench-multi bench-join bench-bulk bench-python

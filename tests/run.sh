@@ -18,6 +18,7 @@ suites=(
 	"interop:tests/interop/run.sh"
 	"multi:tests/multi/run.sh"
 	"versions:tests/versions/run.sh"
+	"python:tests/python/run.sh"
 )
 if [ $# -gt 0 ]; then
 	wanted=("$@")

@@ -1,0 +1,292 @@
+"""The ``amq`` command (also ``python3 -m amq``): filter files from the shell.
+
+    amq build --fpr 0.01 --type int < keys.txt > vip.amq
+    amq info vip.amq
+    amq contains --type int vip.amq 42 43      # exit status 0 when every key may be present
+    amq union monday.amq tuesday.amq > week.amq
+    amq hex vip.amq                            # \\x… for psql; --sqlite gives X'…'
+
+A filter file holds a filter's bytes exactly as SQL stores them, so a file built
+here can be bound into SQL, and ``SELECT f`` written to a file opens here.
+Errors go to stderr as ``amq COMMAND: FILE: what is wrong``, with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import stat
+import sys
+import time
+from typing import IO, Callable, Iterator, List, Optional, Sequence
+
+from . import Error, Filter, bloom, cuckoo
+
+TYPES = ("int", "real", "text", "blob")
+# Inputs at least this large get a progress line on a terminal.
+PROGRESS_BYTES = 1 << 20
+
+
+class CommandError(Exception):
+    """A failure to report as ``amq COMMAND: WHERE: what``, exit status 2."""
+
+    def __init__(self, where: str, what: str):
+        super().__init__(f"{where}: {what}")
+
+
+def parse_key(text: str, kind: str) -> object:
+    """One key as the SQL value of --type: int, real, text or blob (hex digits)."""
+    if kind == "int":
+        return int(text)
+    if kind == "real":
+        return float(text)
+    if kind == "blob":
+        return bytes.fromhex(text)
+    return text
+
+
+def key_error(kind: str, text: str) -> str:
+    """What is wrong with a key that does not parse as --type."""
+    what = {"int": "an integer", "real": "a number", "blob": "hexadecimal digits"}[kind]
+    return f"{text!r} is not {what} (--type {kind})"
+
+
+class Progress:
+    """A progress line on stderr while a large input is read, on a terminal only."""
+
+    def __init__(self, total: Optional[int]):
+        self.total = total
+        self.shown = False
+        self.enabled = sys.stderr.isatty() and (total is None or total >= PROGRESS_BYTES)
+        self.last = 0.0
+
+    def update(self, keys: int, done: int) -> None:
+        """Redraws the line at most five times a second."""
+        now = time.monotonic()
+        if not self.enabled or now - self.last < 0.2:
+            return
+        self.last = now
+        line = f"amq build: {keys:,} keys"
+        if self.total:
+            share = min(done / self.total, 1.0)
+            bar = "#" * int(share * 30)
+            line += f" [{bar:<30}] {share:4.0%}"
+        sys.stderr.write("\r" + line)
+        sys.stderr.flush()
+        self.shown = True
+
+    def finish(self) -> None:
+        """Clears the line."""
+        if self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+def input_size(stream: IO[bytes]) -> Optional[int]:
+    """The size of a regular file behind stream, or None (a pipe)."""
+    try:
+        st = os.fstat(stream.fileno())
+    except (OSError, ValueError):
+        return None
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
+
+
+def read_keys(stream: IO[bytes], name: str, kind: str,
+              progress: Optional[Progress] = None) -> Iterator[object]:
+    """The keys of stream, one a line (its end of line removed), as --type says."""
+    done = 0
+    for number, raw in enumerate(stream, 1):
+        done += len(raw)
+        line = raw.rstrip(b"\n")
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise CommandError(f"{name}:{number}", f"not UTF-8 ({e.reason})") from None
+        try:
+            key = parse_key(text if kind == "text" else text.strip(), kind)
+        except ValueError:
+            raise CommandError(f"{name}:{number}", key_error(kind, text)) from None
+        if progress is not None and number % 65536 == 0:
+            progress.update(number, done)
+        yield key
+
+
+def open_filter(path: str) -> Filter:
+    """The filter in the file at path; errors name the file."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise CommandError(path, e.strerror or str(e)) from None
+    try:
+        return Filter(data)
+    except Error as e:
+        raise CommandError(path, str(e)) from None
+
+
+def write_filter(f: Filter, out: Optional[str]) -> None:
+    """Writes f's bytes to the file out, or to stdout unless it is a terminal."""
+    if out is None or out == "-":
+        if sys.stdout.isatty():
+            raise CommandError("stdout", "is a terminal: redirect it to a file or pass -o FILE")
+        sys.stdout.buffer.write(bytes(f))
+        sys.stdout.buffer.flush()
+        return
+    try:
+        with open(out, "wb") as stream:
+            stream.write(bytes(f))
+    except OSError as e:
+        raise CommandError(out, e.strerror or str(e)) from None
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    """Builds a filter from keys, one a line, with bloom_agg's or cuckoo_agg's bytes."""
+    build: Callable[..., Filter] = bloom if args.kind == "bloom" else cuckoo
+    inputs = args.input or ["-"]
+
+    names = ["stdin" if path == "-" else path for path in inputs]
+
+    def keys() -> Iterator[object]:
+        for path, name in zip(inputs, names):
+            try:
+                stream = sys.stdin.buffer if path == "-" else open(path, "rb")
+            except OSError as e:
+                raise CommandError(name, e.strerror or str(e)) from None
+            progress = Progress(input_size(stream))
+            try:
+                yield from read_keys(stream, name, args.type, progress)
+            finally:
+                progress.finish()
+                if path != "-":
+                    stream.close()
+
+    try:
+        f = build(keys(), fpr=args.fpr, capacity=args.capacity, layout=args.layout)
+    except Error as e:
+        raise CommandError(", ".join(names), str(e)) from None
+    write_filter(f, args.output)
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    """Prints the JSON that bloom_info / cuckoo_info give."""
+    import json
+
+    print(json.dumps(open_filter(args.file).info(), separators=(",", ":")))
+    return 0
+
+
+def cmd_contains(args: argparse.Namespace) -> int:
+    """One line per key, "KEY<tab>maybe" or "KEY<tab>no"; status 0 when every key may
+    be present, 1 otherwise."""
+    f = open_filter(args.file)
+    texts: Sequence[str] = args.keys
+    if not texts:
+        texts = [line.rstrip("\r\n") for line in sys.stdin]
+    everything = True
+    for text in texts:
+        try:
+            key = parse_key(text, args.type)
+        except ValueError:
+            raise CommandError(args.file, key_error(args.type, text)) from None
+        present = key in f
+        everything &= present
+        print(f"{text}\t{'maybe' if present else 'no'}")
+    return 0 if everything else 1
+
+
+def cmd_union(args: argparse.Namespace) -> int:
+    """Writes the union of the files' filters (bloom_union_agg)."""
+    result = open_filter(args.files[0])
+    for path in args.files[1:]:
+        try:
+            result |= open_filter(path)
+        except Error as e:
+            raise CommandError(path, str(e)) from None
+    write_filter(result, args.output)
+    return 0
+
+
+def cmd_hex(args: argparse.Namespace) -> int:
+    """Prints the filter as a literal: \\x… for psql, X'…' for sqlite3."""
+    data = bytes(open_filter(args.file))
+    print(f"X'{data.hex().upper()}'" if args.sqlite else "\\x" + data.hex())
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line: one subcommand per job, each with its own --help."""
+    p = argparse.ArgumentParser(
+        prog="amq", description="Bloom and cuckoo filter files, byte for byte the values "
+        "amq's SQLite and PostgreSQL functions store.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    b = sub.add_parser("build", help="build a filter from keys, one a line",
+                       description="Builds a filter from keys, one a line, read from the "
+                       "files given or stdin; the bytes are bloom_agg's (cuckoo_agg's) over "
+                       "the same values, with the values typed as --type says.")
+    b.add_argument("input", nargs="*", help="files of keys (default: stdin; - is stdin)")
+    b.add_argument("--kind", choices=("bloom", "cuckoo"), default="bloom",
+                   help="filter kind (default bloom)")
+    b.add_argument("--fpr", type=float, default=0.01,
+                   help="false-positive rate (default 0.01)")
+    b.add_argument("--capacity", type=int, default=None,
+                   help="distinct keys the filter holds (default: sized for the keys given)")
+    b.add_argument("--layout", default=None,
+                   help="bloom: blocked (default), classic, counting, scalable; "
+                   "cuckoo: b2, b4, b8, semisorted")
+    b.add_argument("--type", choices=TYPES, default="text",
+                   help="what a line is: int, real, text (default) or blob (hex digits); "
+                   "probe with the same type")
+    b.add_argument("-o", "--output", help="file to write (default: stdout)")
+    b.set_defaults(run=cmd_build)
+
+    i = sub.add_parser("info", help="print a filter's description as JSON",
+                       description="Prints the JSON bloom_info / cuckoo_info give for the "
+                       "filter in FILE.")
+    i.add_argument("file", metavar="FILE")
+    i.set_defaults(run=cmd_info)
+
+    c = sub.add_parser("contains", help="test keys against a filter",
+                       description="Prints KEY<tab>maybe or KEY<tab>no for each key (from "
+                       "the command line, or one a line from stdin). Exit status 0 when "
+                       "every key may be present, 1 when one is certainly absent, 2 on "
+                       "error.")
+    c.add_argument("file", metavar="FILE")
+    c.add_argument("keys", metavar="KEY", nargs="*")
+    c.add_argument("--type", choices=TYPES, default="text",
+                   help="what a key is (default text): the --type it was built with")
+    c.set_defaults(run=cmd_contains)
+
+    u = sub.add_parser("union", help="combine filters built with the same parameters",
+                       description="Writes the union of the filters in FILEs (bloom_union): "
+                       "they must share kind, layout and parameters.")
+    u.add_argument("files", metavar="FILE", nargs="+")
+    u.add_argument("-o", "--output", help="file to write (default: stdout)")
+    u.set_defaults(run=cmd_union)
+
+    h = sub.add_parser("hex", help="print a filter as a literal to paste into SQL",
+                       description="Prints the filter in FILE as \\x… (psql: "
+                       "'\\x…'::bloom) or, with --sqlite, as X'…' for sqlite3.")
+    h.add_argument("file", metavar="FILE")
+    h.add_argument("--sqlite", action="store_true", help="print X'…' for sqlite3")
+    h.set_defaults(run=cmd_hex)
+    return p
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Runs the command line argv (default sys.argv[1:]); returns the exit status."""
+    args = parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except CommandError as e:
+        print(f"amq {args.command}: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        # Output closed early (| head): not an error of ours.
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        return 130

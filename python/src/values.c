@@ -1,0 +1,383 @@
+/*
+ * values.c - Python values as SQL values: each is hashed with the core's
+ * amq_hash_* exactly as the equal SQL value is hashed in SQLite and
+ * PostgreSQL (docs/HASHING.md). int and bool are integers (an int outside
+ * int64 is what PostgreSQL's numeric makes of it: the nearest double);
+ * float is a double; str is its UTF-8 text and bytes, bytearray and
+ * memoryview are blobs; decimal.Decimal is numeric; uuid.UUID, datetime.date,
+ * datetime.datetime (an aware one as its UTC instant) and datetime.time are
+ * the text PostgreSQL hashes for uuid, date, timestamp/timestamptz and time.
+ * Every other type is a TypeError, as PostgreSQL refuses types it cannot
+ * hash: a value never silently misses.
+ */
+#include "pyamq.h"
+
+#include <datetime.h>
+#include <math.h>
+
+/* decimal.Decimal and uuid.UUID, imported once. */
+static PyObject *decimal_type, *uuid_type;
+
+/* Consecutive hashes handed on at a time: small enough to stay in L1. */
+#define CHUNK 512
+
+int amq_py_values_init(void)
+{
+	PyDateTime_IMPORT;
+	if (PyDateTimeAPI == NULL)
+		return -1;
+	PyObject *decimal = PyImport_ImportModule("decimal");
+	if (decimal == NULL)
+		return -1;
+	decimal_type = PyObject_GetAttrString(decimal, "Decimal");
+	Py_DECREF(decimal);
+	PyObject *uuid = PyImport_ImportModule("uuid");
+	if (uuid == NULL)
+		return -1;
+	uuid_type = PyObject_GetAttrString(uuid, "UUID");
+	Py_DECREF(uuid);
+	return decimal_type != NULL && uuid_type != NULL ? 0 : -1;
+}
+
+/* An int outside int64 is a numeric to PostgreSQL, which hashes it as the
+ * nearest double (infinite past the largest). */
+static int hash_big_int(PyObject *value, uint64_t seed, uint64_t *out)
+{
+	double d = PyLong_AsDouble(value);
+	if (d == -1.0 && PyErr_Occurred()) {
+		if (!PyErr_ExceptionMatches(PyExc_OverflowError))
+			return -1;
+		PyErr_Clear();
+		PyObject *zero = PyLong_FromLong(0);
+		int negative = zero ? PyObject_RichCompareBool(value, zero, Py_LT) : -1;
+		Py_XDECREF(zero);
+		if (negative < 0)
+			return -1;
+		d = negative ? -INFINITY : INFINITY;
+	}
+	*out = amq_hash_double(d, seed);
+	return 0;
+}
+
+/* The truth of value.method(), or -1 with an exception set. */
+static int call_predicate(PyObject *value, const char *method)
+{
+	PyObject *r = PyObject_CallMethod(value, method, NULL);
+	if (r == NULL)
+		return -1;
+	int truth = PyObject_IsTrue(r);
+	Py_DECREF(r);
+	return truth;
+}
+
+/*
+ * A Decimal as PostgreSQL hashes the equal numeric: an integral value within
+ * int64 as that integer, anything else (NaN and infinities included) as the
+ * correctly rounded double. PostgreSQL has no signalling NaN, so no numeric
+ * equals one: it is refused rather than hashed.
+ */
+static int hash_decimal(PyObject *value, uint64_t seed, uint64_t *out)
+{
+	int snan = call_predicate(value, "is_snan");
+	if (snan != 0) {
+		if (snan > 0)
+			PyErr_SetString(PyExc_ValueError,
+					"cannot hash a signalling NaN: no SQL numeric equals it");
+		return -1;
+	}
+	int finite = call_predicate(value, "is_finite");
+	if (finite < 0)
+		return -1;
+	if (finite) {
+		/* adjusted() is the exponent of the leading digit: below 19 the
+		 * value may be an int64, and int() of it stays small. */
+		PyObject *adjusted = PyObject_CallMethod(value, "adjusted", NULL);
+		if (adjusted == NULL)
+			return -1;
+		long exponent = PyLong_AsLong(adjusted);
+		Py_DECREF(adjusted);
+		if (exponent == -1 && PyErr_Occurred())
+			return -1;
+		if (exponent < 19) {
+			PyObject *integer = PyNumber_Long(value);
+			if (integer == NULL)
+				return -1;
+			int integral = PyObject_RichCompareBool(integer, value, Py_EQ);
+			int overflow = 0;
+			long long n = PyLong_AsLongLongAndOverflow(integer, &overflow);
+			Py_DECREF(integer);
+			if (integral < 0 || (n == -1 && PyErr_Occurred()))
+				return -1;
+			if (integral && !overflow) {
+				*out = amq_hash_int(n, seed);
+				return 0;
+			}
+		}
+	}
+	/* Decimal's __float__ reads its own text, correctly rounded, infinite
+	 * past the largest double, as PostgreSQL's strtod. */
+	double d = PyFloat_AsDouble(value);
+	if (d == -1.0 && PyErr_Occurred())
+		return -1;
+	*out = amq_hash_double(d, seed);
+	return 0;
+}
+
+/* Lower-case 8-4-4-4-12 hex of a UUID's 16 bytes, as uuid_out prints it. */
+static int hash_uuid(PyObject *value, uint64_t seed, uint64_t *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	PyObject *bytes = PyObject_GetAttrString(value, "bytes");
+	if (bytes == NULL)
+		return -1;
+	if (!PyBytes_Check(bytes) || PyBytes_GET_SIZE(bytes) != 16) {
+		Py_DECREF(bytes);
+		PyErr_SetString(PyExc_TypeError, "UUID.bytes is not 16 bytes");
+		return -1;
+	}
+	const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(bytes);
+	char text[37], *p = text;
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			*p++ = '-';
+		*p++ = digits[b[i] >> 4];
+		*p++ = digits[b[i] & 0xf];
+	}
+	Py_DECREF(bytes);
+	*out = amq_hash_text(text, 36, seed);
+	return 0;
+}
+
+/* Appends ".ffffff" without trailing zeros when usec is not zero, as
+ * PostgreSQL's ISO output does; returns the new end. */
+static char *append_fraction(char *p, int usec)
+{
+	if (usec == 0)
+		return p;
+	int digits = 6;
+	while (usec % 10 == 0) {
+		usec /= 10;
+		digits--;
+	}
+	return p + sprintf(p, ".%0*d", digits, usec);
+}
+
+/* 'YYYY-MM-DD HH:MM:SS[.fraction]' of an aware datetime's UTC instant or a
+ * naive one's fields. */
+static int hash_datetime(PyObject *value, uint64_t seed, uint64_t *out)
+{
+	PyObject *dt = value;
+	Py_INCREF(dt);
+	if (PyDateTime_DATE_GET_TZINFO(value) != Py_None) {
+		PyObject *offset = PyObject_CallMethod(value, "utcoffset", NULL);
+		if (offset == NULL) {
+			Py_DECREF(dt);
+			return -1;
+		}
+		if (offset != Py_None) {
+			Py_SETREF(dt, PyNumber_Subtract(value, offset));
+			if (dt == NULL) {
+				Py_DECREF(offset);
+				return -1;
+			}
+		}
+		Py_DECREF(offset);
+	}
+	char text[64];
+	char *p = text + sprintf(text, "%04d-%02d-%02d %02d:%02d:%02d", PyDateTime_GET_YEAR(dt),
+				 PyDateTime_GET_MONTH(dt), PyDateTime_GET_DAY(dt),
+				 PyDateTime_DATE_GET_HOUR(dt), PyDateTime_DATE_GET_MINUTE(dt),
+				 PyDateTime_DATE_GET_SECOND(dt));
+	p = append_fraction(p, PyDateTime_DATE_GET_MICROSECOND(dt));
+	Py_DECREF(dt);
+	*out = amq_hash_text(text, (size_t)(p - text), seed);
+	return 0;
+}
+
+/* 'HH:MM:SS[.fraction]'; a time with a zone is PostgreSQL's timetz, which
+ * amq refuses (its equality is not its text's). */
+static int hash_time(PyObject *value, uint64_t seed, uint64_t *out)
+{
+	if (PyDateTime_TIME_GET_TZINFO(value) != Py_None) {
+		PyErr_SetString(PyExc_TypeError,
+				"cannot hash a time with a time zone (PostgreSQL's timetz): pass "
+				"a naive time, or a datetime");
+		return -1;
+	}
+	char text[32];
+	char *p =
+	    text + sprintf(text, "%02d:%02d:%02d", PyDateTime_TIME_GET_HOUR(value),
+			   PyDateTime_TIME_GET_MINUTE(value), PyDateTime_TIME_GET_SECOND(value));
+	p = append_fraction(p, PyDateTime_TIME_GET_MICROSECOND(value));
+	*out = amq_hash_text(text, (size_t)(p - text), seed);
+	return 0;
+}
+
+/* The types amq_py_hash does not know as single values. */
+static int refuse(PyObject *value)
+{
+	if (value == Py_None)
+		PyErr_SetString(PyExc_TypeError,
+				"cannot hash None: it is SQL's NULL, which no filter holds");
+	else
+		PyErr_Format(PyExc_TypeError,
+			     "cannot hash values of type %.100s: pass int, float, str, bytes, "
+			     "Decimal, UUID, date, datetime or time (convert others to str or "
+			     "bytes)",
+			     Py_TYPE(value)->tp_name);
+	return -1;
+}
+
+int amq_py_hash(PyObject *value, uint64_t seed, uint64_t *out)
+{
+	if (PyLong_Check(value)) {
+		int overflow;
+		long long n = PyLong_AsLongLongAndOverflow(value, &overflow);
+		if (overflow)
+			return hash_big_int(value, seed, out);
+		if (n == -1 && PyErr_Occurred())
+			return -1;
+		*out = amq_hash_int(n, seed);
+		return 0;
+	}
+	if (PyFloat_Check(value)) {
+		*out = amq_hash_double(PyFloat_AS_DOUBLE(value), seed);
+		return 0;
+	}
+	if (PyUnicode_Check(value)) {
+		Py_ssize_t len;
+		const char *text = PyUnicode_AsUTF8AndSize(value, &len);
+		if (text == NULL)
+			return -1;
+		*out = amq_hash_text(text, (size_t)len, seed);
+		return 0;
+	}
+	if (PyBytes_Check(value)) {
+		*out =
+		    amq_hash_blob(PyBytes_AS_STRING(value), (size_t)PyBytes_GET_SIZE(value), seed);
+		return 0;
+	}
+	if (PyByteArray_Check(value) || PyMemoryView_Check(value)) {
+		Py_buffer view;
+		if (PyObject_GetBuffer(value, &view, PyBUF_C_CONTIGUOUS) < 0)
+			return -1;
+		*out = amq_hash_blob(view.len ? view.buf : "", (size_t)view.len, seed);
+		PyBuffer_Release(&view);
+		return 0;
+	}
+	/* datetime is a date: test it first. */
+	if (PyDateTime_Check(value))
+		return hash_datetime(value, seed, out);
+	if (PyDate_Check(value)) {
+		char text[16];
+		int len = sprintf(text, "%04d-%02d-%02d", PyDateTime_GET_YEAR(value),
+				  PyDateTime_GET_MONTH(value), PyDateTime_GET_DAY(value));
+		*out = amq_hash_text(text, (size_t)len, seed);
+		return 0;
+	}
+	if (PyTime_Check(value))
+		return hash_time(value, seed, out);
+	int is = PyObject_IsInstance(value, decimal_type);
+	if (is != 0)
+		return is < 0 ? -1 : hash_decimal(value, seed, out);
+	is = PyObject_IsInstance(value, uuid_type);
+	if (is != 0)
+		return is < 0 ? -1 : hash_uuid(value, seed, out);
+	return refuse(value);
+}
+
+/* Where a chunk of hashes is gathered before it is handed on. */
+struct chunker {
+	uint64_t hashes[CHUNK];
+	size_t n;
+	uint64_t seed;
+	bool skip_none;
+	amq_py_chunk_fn fn;
+	void *ctx;
+};
+
+/* Hashes value into the chunk, handing the chunk on when it is full. */
+static inline int chunk_value(struct chunker *c, PyObject *value)
+{
+	if (value == Py_None && c->skip_none)
+		return 0;
+	if (amq_py_hash(value, c->seed, &c->hashes[c->n]) < 0)
+		return -1;
+	if (++c->n == CHUNK) {
+		c->n = 0;
+		return c->fn(c->ctx, c->hashes, CHUNK);
+	}
+	return 0;
+}
+
+/* The start, step and length of a range whose every item is an int64, so
+ * that it can be hashed without making its ints; false (no exception) for
+ * any other range. */
+static bool int64_range(PyObject *range, long long *start, long long *step, long long *len)
+{
+	PyObject *s = PyObject_GetAttrString(range, "start");
+	PyObject *st = PyObject_GetAttrString(range, "step");
+	Py_ssize_t n = PyObject_Length(range);
+	int overflow_start = 0, overflow_step = 0;
+	bool ok = s != NULL && st != NULL && n >= 0;
+	if (ok) {
+		*start = PyLong_AsLongLongAndOverflow(s, &overflow_start);
+		*step = PyLong_AsLongLongAndOverflow(st, &overflow_step);
+		*len = n;
+	}
+	Py_XDECREF(s);
+	Py_XDECREF(st);
+	PyErr_Clear(); /* a range longer than Py_ssize_t: iterate it instead */
+	if (!ok || overflow_start || overflow_step)
+		return false;
+	/* The last item, start + step * (len - 1), must be an int64 too. */
+	long long span;
+	return *len == 0 || (!__builtin_mul_overflow(*step, *len - 1, &span) &&
+			     !__builtin_add_overflow(*start, span, &span));
+}
+
+int amq_py_hash_each(PyObject *values, uint64_t seed, bool skip_none, amq_py_chunk_fn fn, void *ctx)
+{
+	struct chunker c = {.n = 0, .seed = seed, .skip_none = skip_none, .fn = fn, .ctx = ctx};
+	long long start = 0, step = 0, len = 0;
+	if (PyRange_Check(values) && int64_range(values, &start, &step, &len)) {
+		for (long long i = 0; i < len; i++) {
+			/* Unsigned arithmetic: the last step may pass INT64_MAX. */
+			c.hashes[c.n] = amq_hash_int(
+			    (int64_t)((uint64_t)start + (uint64_t)i * (uint64_t)step), seed);
+			if (++c.n == CHUNK) {
+				c.n = 0;
+				if (fn(ctx, c.hashes, CHUNK) < 0)
+					return -1;
+			}
+		}
+	} else if (PyList_CheckExact(values) || PyTuple_CheckExact(values)) {
+		/* Size and item read again on every step, and the item held: a
+		 * hash of a Decimal runs Python code, which may change the list. */
+		for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(values); i++) {
+			PyObject *value = PySequence_Fast_GET_ITEM(values, i);
+			Py_INCREF(value);
+			int rc = chunk_value(&c, value);
+			Py_DECREF(value);
+			if (rc < 0)
+				return -1;
+		}
+	} else {
+		PyObject *it = PyObject_GetIter(values);
+		if (it == NULL)
+			return -1;
+		PyObject *value;
+		while ((value = PyIter_Next(it)) != NULL) {
+			int rc = chunk_value(&c, value);
+			Py_DECREF(value);
+			if (rc < 0) {
+				Py_DECREF(it);
+				return -1;
+			}
+		}
+		Py_DECREF(it);
+		if (PyErr_Occurred())
+			return -1;
+	}
+	return c.n > 0 ? fn(ctx, c.hashes, c.n) : 0;
+}

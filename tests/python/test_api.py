@@ -1,0 +1,456 @@
+"""The amq Python package in process: value hashing (docs/HASHING.md's
+known answers, every supported type, TypeError for the rest), Filter and its
+methods on every layout, the builders, amq.load, the amq command, and damaged
+bytes (mutated filters of every kind and layout, the fuzz seed corpus, random
+bytes): each gives a Filter or amq.Error, never a crash, and amq.Error exactly
+when SQLite refuses the same bytes, with the same words.
+
+Usage: test_api.py [SEED_DIR] (files of valid filters and states, as
+build/fuzz/seed_corpus writes them). Run with the Python the package is
+installed in; ends with "N passed, N failed".
+"""
+
+import copy
+import datetime
+import decimal
+import json
+import os
+import pickle
+import random
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import uuid
+
+import amq
+from harness import Results
+
+BLOOM_LAYOUTS = ["blocked", "classic", "counting", "scalable"]
+CUCKOO_LAYOUTS = ["b2", "b4", "b8", "semisorted"]
+D = decimal.Decimal
+
+
+def signed(hex_hash):
+    """docs/HASHING.md's unsigned hex hash as amq_hash's signed integer."""
+    n = int(hex_hash, 16)
+    return n - (1 << 64) if n >= 1 << 63 else n
+
+
+def hash_vectors(r):
+    """docs/HASHING.md's known answers, and the values that must hash alike."""
+    vectors = [(0, "313c2dd2ec996e80"), (3, "e0dc1e7b2fc050ab"), (3.0, "e0dc1e7b2fc050ab"),
+               (-1, "53a5f4bc2fc0168c"), (-2**63, "6f16315aee313307"),
+               (1.5, "360276011e12cf43"), (float("nan"), "78e9b9b2fa2fac40"),
+               (float("inf"), "7bbac6f0db7f77d1"), (1e20, "00c0b44ec06a94e5"),
+               ("abc", "8e8fd78217d7b3dd"), ("", "13e608bc156defed"),
+               (b"abc", "1a8cafcdf467a415")]
+    for value, want in vectors:
+        r.equal(f"amq.hash({value!r}) is HASHING.md's {want}", amq.hash(value), signed(want))
+    r.equal("amq.hash(3) is -2243884999906406229", amq.hash(3), -2243884999906406229)
+    same = [(True, 1), (False, 0), (-0.0, 0), (D("3.000"), 3), (D("-0"), 0), (D("1E+2"), 100),
+            (D("3.5"), 3.5), (D("0.1"), 0.1), (D("NaN"), float("nan")),
+            (D("-Infinity"), float("-inf")), (D("1E+400"), float("inf")),
+            (D(2**63), float(2**63)), (D(2**63 - 1), 2**63 - 1), (2**64, float(2**64)),
+            (-(2**70), float(-(2**70))), (10**400, float("inf")),
+            (bytearray(b"abc"), b"abc"), (memoryview(b"abc"), b"abc"),
+            (uuid.UUID("A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11"),
+             "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"),
+            (datetime.date(2024, 2, 29), "2024-02-29"), (datetime.date(1, 1, 1), "0001-01-01"),
+            (datetime.datetime(2024, 1, 2, 3, 4, 5), "2024-01-02 03:04:05"),
+            (datetime.datetime(2024, 1, 2, 3, 4, 5, 120000), "2024-01-02 03:04:05.12"),
+            (datetime.datetime(2024, 1, 2, 3, 4, 5, 1), "2024-01-02 03:04:05.000001"),
+            (datetime.datetime(2024, 1, 2, 1, 0, tzinfo=datetime.timezone(
+                datetime.timedelta(hours=2))), "2024-01-01 23:00:00"),
+            (datetime.datetime(2024, 1, 2, 1, 0, tzinfo=datetime.timezone.utc),
+             "2024-01-02 01:00:00"),
+            (datetime.time(13, 14, 15), "13:14:15"), (datetime.time(0, 0, 0, 500), "00:00:00.0005")]
+    for value, equal in same:
+        r.equal(f"{value!r} hashes as {equal!r}", amq.hash(value), amq.hash(equal))
+    different = [(3, "3"), ("abc", b"abc"), (D("0.5"), "0.5"),
+                 (datetime.date(2024, 1, 1), datetime.datetime(2024, 1, 1))]
+    for a, b in different:
+        r.check(f"{a!r} and {b!r} hash differently", amq.hash(a) != amq.hash(b))
+    for bad in [None, [1], {}, object(), 1j, {1}, (1,)]:
+        r.raises(f"amq.hash({type(bad).__name__}) is a TypeError", TypeError, amq.hash, bad)
+    r.raises("a time with a zone (timetz) is a TypeError", TypeError, amq.hash,
+             datetime.time(1, 2, tzinfo=datetime.timezone.utc))
+    r.raises("a signalling NaN is a ValueError", ValueError, amq.hash, D("sNaN"))
+    r.raises("a str that is not UTF-8 (lone surrogate) is a UnicodeEncodeError",
+             UnicodeEncodeError, amq.hash, "\ud800")
+
+
+def filter_basics(r):
+    """Membership, the read-only methods, copies, pickling, equality, the buffer."""
+    f = amq.bloom(range(1000))
+    r.check("every value added is in the filter", all(i in f for i in range(1000)))
+    r.check("f.contains agrees with `in`", all(f.contains(i) == (i in f)
+                                               for i in range(-500, 3000)))
+    probes = list(range(-500, 3000)) + [3.0, 2.5, "x", b"x"]
+    r.equal("contains_many agrees with contains", f.contains_many(probes),
+            [f.contains(v) for v in probes])
+    r.equal("contains_many of a tuple, a generator and a range agree",
+            (f.contains_many(tuple(probes[:100])), f.contains_many(v for v in probes[:100]),
+             f.contains_many(range(-500, -400))),
+            ([f.contains(v) for v in probes[:100]],) * 2 + ([f.contains(v) for v in
+                                                            range(-500, -400)],))
+    fp = sum(f.contains_many(range(10**6, 10**6 + 20000))) / 20000
+    r.check("false-positive rate near the 1% asked for", fp < 0.02, fp)
+    r.raises("contains(None) is a TypeError", TypeError, f.contains, None)
+    r.raises("contains_many with a None is a TypeError", TypeError, f.contains_many, [1, None])
+    r.equal("kind and layout", (f.kind, f.layout), ("bloom", "blocked"))
+    info = f.info()
+    r.check("info() is bloom_info's dict", info["kind"] == "bloom" and info["items"] == 1000
+            and info["bytes"] == len(bytes(f)), info)
+    r.check("repr names kind, layout, items and size",
+            repr(f) == f"<amq.Filter bloom blocked, 1000 items, {len(bytes(f))} bytes>", repr(f))
+    r.equal("Filter(bytes(f)) == f", amq.Filter(bytes(f)), f)
+    r.equal("Filter of a bytearray and of a memoryview", (amq.Filter(bytearray(bytes(f))),
+                                                          amq.Filter(memoryview(bytes(f)))), (f, f))
+    r.equal("pickle round trip", pickle.loads(pickle.dumps(f)), f)
+    g = copy.copy(f)
+    g.add("new")
+    r.check("a copy is independent", g != f and "new" in g and amq.Filter(bytes(f)) == f)
+    r.equal("deepcopy", copy.deepcopy(f), f)
+    r.raises("a Filter is unhashable (it changes)", TypeError, hash, f)
+    r.equal("memoryview(f) is bytes(f), read-only", (bytes(memoryview(f)),
+                                                    memoryview(f).readonly), (bytes(f), True))
+    r.raises("Filter(str) is a TypeError", TypeError, amq.Filter, "not bytes")
+    r.check("amq.Error is a ValueError", issubclass(amq.Error, ValueError))
+
+
+def mutation(r):
+    """add, delete, add_unique, count on every layout, in place, and sealed
+    bytes that verify again; mutation is refused while the bytes are exported."""
+    for layout in BLOOM_LAYOUTS:
+        f = amq.bloom([], capacity=100, layout=layout)
+        for v in [1, "one", b"1", 1.5]:
+            f.add(v)
+        r.check(f"bloom {layout}: added values are in", all(v in f for v in [1, "one", b"1", 1.5]))
+        r.equal(f"bloom {layout}: the bytes verify again", amq.Filter(bytes(f)), f)
+        if layout == "counting":
+            f.add(1)
+            r.equal("counting: count(1) after two adds", f.count(1), 2)
+            r.equal("counting: delete(1) twice, then absent", (f.delete(1), f.delete(1),
+                                                               1 in f, f.delete(1)),
+                    (True, True, False, False))
+        else:
+            r.raises(f"bloom {layout}: delete is amq.Error", amq.Error, f.delete, 1,
+                     message=f"a {layout} bloom filter cannot delete values: build the filter "
+                     "with layout 'counting' for that")
+            r.raises(f"bloom {layout}: count is amq.Error", amq.Error, f.count, 1)
+    s = amq.bloom([], capacity=10, layout="scalable")
+    s.add_many(range(1000))
+    r.check("scalable: grows past its capacity, every value in",
+            len(s.info()["links"]) > 1 and all(s.contains_many(range(1000))))
+    for layout in CUCKOO_LAYOUTS:
+        f = amq.cuckoo([], capacity=100, fpr=0.001, layout=layout)
+        r.equal(f"cuckoo {layout}: add_unique twice", (f.add_unique("k"), f.add_unique("k")),
+                (True, False))
+        f.add("k")
+        r.equal(f"cuckoo {layout}: count", f.count("k"), 2)
+        r.equal(f"cuckoo {layout}: delete until gone",
+                (f.delete("k"), f.delete("k"), "k" in f, f.delete("k")), (True, True, False, False))
+        r.equal(f"cuckoo {layout}: the bytes verify again", amq.Filter(bytes(f)), f)
+    f = amq.bloom(range(10))
+    view = memoryview(f)
+    r.raises("add while a memoryview is alive is a BufferError", BufferError, f.add, 99)
+    view.release()
+    f.add(99)
+    r.check("add after the view is released", 99 in f)
+
+
+def cuckoo_full(r):
+    """A cuckoo add that does not fit raises amq.Error and changes no byte;
+    add_many is all or nothing."""
+    f = amq.cuckoo([], capacity=8, fpr=0.01, layout="b4")
+    error = None
+    for i in range(1000):
+        before = bytes(f)
+        try:
+            f.add(i)
+        except amq.Error as e:
+            error = e
+            break
+    r.check("a small cuckoo filter fills up with amq.Error", error is not None)
+    r.equal("the failed add changed no byte", bytes(f), before)
+    r.check("the error says the filter is full, SQLSTATE 54000",
+            str(error).startswith("cuckoo filter is full") and error.sqlstate == "54000",
+            (str(error), error.sqlstate))
+    g = amq.cuckoo([], capacity=8, fpr=0.01, layout="b4")
+    before = bytes(g)
+    e = r.raises("add_many past the capacity is amq.Error", amq.Error, g.add_many, range(1000))
+    r.check("... named as cuckoo_add_agg names it", e is not None and
+            str(e).startswith("cuckoo_add_agg: cuckoo filter is full"), e)
+    r.equal("... and changed nothing", bytes(g), before)
+    r.raises("add_many with an unhashable value is a TypeError", TypeError, g.add_many,
+             [1, 2, [3]])
+    r.equal("... and changed nothing", bytes(g), before)
+    g.add_many([1, None, 2])
+    r.check("add_many skips None", 1 in g and 2 in g and g.info()["items"] == 2)
+
+
+def combining(r):
+    """union, intersection, their operators, and the incompatible case."""
+    a = amq.bloom(range(0, 600), capacity=1000)
+    b = amq.bloom(range(400, 1000), capacity=1000)
+    u, i = a.union(b), a.intersection(b)
+    r.check("union holds both", all(u.contains_many(range(1000))))
+    r.check("intersection holds the common values", all(i.contains_many(range(400, 600))))
+    r.equal("| and & are union and intersection", (a | b, a & b), (u, i))
+    c = a.copy()
+    c |= b
+    r.equal("|= in place", c, u)
+    c &= a
+    r.check("&= in place keeps a's values", all(c.contains_many(range(600))))
+    other = amq.bloom(range(10), capacity=2000)
+    e = r.raises("union of different sizes is amq.Error", amq.Error, a.union, other)
+    r.check("... with bloom_union's words", e is not None and
+            str(e).startswith("cannot combine bloom filters with different parameters"), e)
+    r.raises("union with bytes is a TypeError", TypeError, a.union, bytes(b))
+    r.raises("a | 1 is a TypeError", TypeError, lambda: a | 1)
+
+
+def builders(r):
+    """amq.bloom and amq.cuckoo: order-independent bytes, None skipped, every
+    iterable alike, SQL's argument checks."""
+    values = list(range(-3000, 3000, 3)) + ["a", "b", 2.5, b"\x00"]
+    shuffled = values[:]
+    random.Random(1).shuffle(shuffled)
+    for build, layouts in [(amq.bloom, BLOOM_LAYOUTS), (amq.cuckoo, CUCKOO_LAYOUTS)]:
+        for layout in layouts:
+            f = build(values, 0.01, None, layout)
+            r.equal(f"{build.__name__} {layout}: same bytes in any order, from a generator, "
+                    "with Nones", (build(shuffled, layout=layout),
+                                   build((v for v in values + [None]), layout=layout)), (f, f))
+            r.check(f"{build.__name__} {layout}: holds every value", all(f.contains_many(values)))
+    r.equal("a range hashes as the list of its ints",
+            amq.bloom(range(-5, 10**5, 7)), amq.bloom(list(range(-5, 10**5, 7))))
+    edge = range(2**63 - 50, 2**63 - 1, 3)
+    r.equal("a range at the top of int64", amq.bloom(edge), amq.bloom(list(edge)))
+    huge = range(2**63 - 5, 2**63 + 5)
+    r.equal("a range past int64 (numerics)", amq.bloom(huge), amq.bloom(list(huge)))
+    r.equal("a descending range", amq.bloom(range(100, -100, -3)),
+            amq.bloom(list(range(100, -100, -3))))
+    empty = amq.bloom([], fpr=0.001, capacity=5000, layout="classic")
+    r.check("no values: the arguments still apply", empty.layout == "classic" and
+            empty.info()["bits"] == amq.bloom([0], fpr=0.001, capacity=5000,
+                                              layout="classic").info()["bits"])
+    r.raises("fpr 0 is amq.Error", amq.Error, amq.bloom, [1], 0,
+             message="fpr must be between 0 and 1 (exclusive), got 0: pass a false-positive "
+             "rate such as 0.01 for 1%")
+    r.raises("capacity 0 is amq.Error", amq.Error, amq.bloom, [1], capacity=0,
+             message="capacity must be at least 1, got 0: pass the number of distinct values "
+             "the filter must hold")
+    r.raises("an unknown layout is amq.Error", amq.Error, amq.cuckoo, [1], layout="blocked")
+    r.raises("a float capacity is a TypeError", TypeError, amq.bloom, [1], capacity=1.5)
+    r.raises("a str fpr is a TypeError", TypeError, amq.bloom, [1], "0.1")
+    r.raises("an unhashable value is a TypeError", TypeError, amq.bloom, [1, object()])
+    r.raises("a non-iterable is a TypeError", TypeError, amq.bloom, 5)
+    e = r.raises("a capacity too large is amq.Error (54000)", amq.Error, amq.bloom, [1],
+                 capacity=10**15)
+    r.check("... with SQLSTATE 54000", e is not None and e.sqlstate == "54000", e)
+
+
+def loading(r):
+    """amq.load puts the shipped extension into a connection, and says so
+    clearly where sqlite3 cannot load extensions."""
+    r.check("loadable_path() exists and ends in amq.so",
+            os.path.exists(amq.loadable_path()) and amq.loadable_path().endswith("/amq.so"))
+    con = sqlite3.connect(":memory:")
+    amq.load(con)
+    f = amq.bloom([1, 2, 3])
+    r.equal("bloom_contains over a bound Filter", con.execute(
+        "SELECT bloom_contains(?1, 2), bloom_contains(?1, 4), amq_version()", (f,)).fetchone(),
+        (1, 0, amq.__version__))
+    r.raises("extension loading is disabled again afterwards", sqlite3.OperationalError,
+             con.execute, "SELECT load_extension('x')")
+    r.raises("amq.load of a non-connection is a TypeError", TypeError, amq.load, "db")
+
+    class NoExtensions(sqlite3.Connection):
+        """A connection of a sqlite3 built without extension loading."""
+
+        @property
+        def enable_load_extension(self):
+            raise AttributeError("enable_load_extension")
+
+    e = r.raises("no extension loading: amq.Error, not AttributeError", amq.Error, amq.load,
+                 NoExtensions(":memory:"))
+    r.check("... saying why and what to use", e is not None and "cannot load extensions" in
+            e.message and "/usr/bin/python3" in e.hint, e)
+
+
+def run_cli(*args, stdin=b""):
+    """Runs `python -m amq ARGS`; returns (status, stdout bytes, stderr text)."""
+    out = subprocess.run([sys.executable, "-m", "amq", *args], input=stdin,
+                         capture_output=True, check=False)
+    return out.returncode, out.stdout, out.stderr.decode()
+
+
+def command(r):
+    """The amq command: build (every --type), info, contains, union, hex,
+    --help, and errors that name the file."""
+    work = tempfile.mkdtemp()
+    ints = b"".join(b"%d\n" % i for i in range(5000))
+    status, built, _ = run_cli("build", "--type", "int", stdin=ints)
+    r.check("build --type int: amq.bloom's bytes", status == 0 and
+            amq.Filter(built) == amq.bloom(range(5000)), status)
+    cases = [("text", b"a\nb b\n\n\xc3\xa9\r\n", ["a", "b b", "", "\u00e9"]),
+             ("real", b"1.5\n 2\n-0.25\n", [1.5, 2.0, -0.25]),
+             ("blob", b"00ff\n\nABCD\n", [b"\x00\xff", b"", b"\xab\xcd"])]
+    for kind, text, values in cases:
+        status, out, _ = run_cli("build", "--kind", "cuckoo", "--fpr", "0.001", "--type",
+                                 kind, stdin=text)
+        r.check(f"build --kind cuckoo --type {kind}: amq.cuckoo's bytes",
+                status == 0 and amq.Filter(out) == amq.cuckoo(values, 0.001), status)
+    path = os.path.join(work, "f.amq")
+    with open(path, "wb") as f:
+        f.write(built)
+    status, out, _ = run_cli("info", path)
+    r.check("info prints the info JSON", status == 0 and
+            json.loads(out) == amq.Filter(built).info(), out)
+    status, out, _ = run_cli("contains", "--type", "int", path, "1", "2")
+    r.equal("contains: every key present, status 0", (status, out), (0, b"1\tmaybe\n2\tmaybe\n"))
+    status, out, _ = run_cli("contains", "--type", "int", path, "1", "-77")
+    r.equal("contains: a key absent, status 1", (status, out), (1, b"1\tmaybe\n-77\tno\n"))
+    status, out, _ = run_cli("contains", "--type", "int", path, stdin=b"3\n4\n")
+    r.equal("contains: keys from stdin", (status, out), (0, b"3\tmaybe\n4\tmaybe\n"))
+    other = os.path.join(work, "g.amq")
+    run_cli("build", "--type", "int", "--capacity", "5000", "-o", other, stdin=ints[:999])
+    run_cli("build", "--type", "int", "--capacity", "5000", "-o", path, stdin=ints[999:])
+    status, out, _ = run_cli("union", path, other)
+    r.check("union: Filter.union's bytes", status == 0 and amq.Filter(out) ==
+            amq.Filter(open(path, "rb").read()).union(amq.Filter(open(other, "rb").read())))
+    data = open(path, "rb").read()
+    r.equal("hex: \\x literal", run_cli("hex", path)[1], b"\\x" + data.hex().encode() + b"\n")
+    r.equal("hex --sqlite: X'' literal", run_cli("hex", "--sqlite", path)[1],
+            b"X'" + data.hex().upper().encode() + b"'\n")
+    for sub in ["build", "info", "contains", "union", "hex"]:
+        status, out, _ = run_cli(sub, "--help")
+        r.check(f"{sub} --help", status == 0 and out.startswith(f"usage: amq {sub}".encode()))
+    status, out, _ = run_cli("--help")
+    r.check("--help lists the commands", status == 0 and b"contains" in out and b"hex" in out)
+    missing = os.path.join(work, "missing.amq")
+    r.equal("a missing file is named", run_cli("info", missing)[::2],
+            (2, f"amq info: {missing}: No such file or directory\n"))
+    bad = os.path.join(work, "bad.amq")
+    with open(bad, "wb") as f:
+        f.write(data[:-1] + bytes([data[-1] ^ 1]))
+    r.equal("a damaged file is named, with SQL's words", run_cli("info", bad)[::2],
+            (2, f"amq info: {bad}: invalid amq filter: checksum mismatch: the stored bytes "
+             "were damaged or edited; rebuild the filter\n"))
+    r.equal("a key that is not --type names its line", run_cli(
+        "build", "--type", "int", stdin=b"1\n2\nthree\n")[::2],
+        (2, "amq build: stdin:3: 'three' is not an integer (--type int)\n"))
+    status, _, err = run_cli("union", path, os.path.join(work, "nope.amq"))
+    r.check("union names the file it cannot read", status == 2 and "nope.amq" in err, err)
+    cuckoo = os.path.join(work, "c.amq")
+    run_cli("build", "--kind", "cuckoo", "-o", cuckoo, stdin=b"x\n")
+    status, _, err = run_cli("union", path, cuckoo)
+    r.check("union of a bloom and a cuckoo filter names the second file",
+            status == 2 and err.startswith(f"amq union: {cuckoo}: expected a bloom filter"), err)
+    console = os.path.join(os.path.dirname(sys.executable), "amq")
+    out = subprocess.run([console, "hex", path], capture_output=True, check=False)
+    r.equal("the amq console script", out.stdout, b"\\x" + data.hex().encode() + b"\n")
+
+
+def every_variant():
+    """One small valid filter of each kind and layout, with values in it."""
+    filters = []
+    for layout in BLOOM_LAYOUTS:
+        filters.append(amq.bloom(range(60), 0.05, 25 if layout == "scalable" else None, layout))
+    for layout in CUCKOO_LAYOUTS:
+        filters.append(amq.cuckoo(range(60), 0.05, None, layout))
+    return [bytes(f) for f in filters]
+
+
+def mutate(rng, data):
+    """One damaged copy of data: bit flips, a changed header field, a cut or
+    an extension, or random bytes."""
+    b = bytearray(data)
+    how = rng.randrange(6)
+    if how == 0 and b:
+        for _ in range(rng.randrange(1, 4)):
+            b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
+    elif how == 1 and len(b) >= 64:
+        at = rng.choice([4, 5, 6, 7, 16, 24, 32, 40, 44, 56])
+        b[at] = rng.randrange(256)
+    elif how == 2:
+        del b[rng.randrange(len(b) + 1):]
+    elif how == 3:
+        b += bytes(rng.randrange(256) for _ in range(rng.randrange(1, 80)))
+    elif how == 4 and len(b) > 64:
+        b[rng.randrange(64, len(b))] = rng.randrange(256)
+    else:
+        b = bytearray(rng.randrange(256) for _ in range(rng.randrange(0, 200)))
+    return bytes(b)
+
+
+def sqlite_verdict(con, data):
+    """SQLite's message for data read as a filter (bloom_info or cuckoo_info,
+    by the kind byte), without the "FUNCTION: filter: " it starts with; None
+    when it reads."""
+    fn = "cuckoo_info" if len(data) > 5 and data[5] == 2 else "bloom_info"
+    try:
+        con.execute(f"SELECT {fn}(?)", (data,)).fetchone()
+    except sqlite3.OperationalError as e:
+        text = str(e)
+        prefix = f"{fn}: filter: "
+        return text[len(prefix):] if text.startswith(prefix) else text
+    return None
+
+
+def damaged_bytes(r, seed_dir):
+    """Any bytes give a Filter or amq.Error, never a crash: mutated filters of
+    every kind and layout, the fuzz seed corpus, random bytes. amq.Error
+    exactly when SQLite refuses them, with SQLite's words."""
+    seeds = every_variant()
+    if seed_dir:
+        for name in sorted(os.listdir(seed_dir)):
+            with open(os.path.join(seed_dir, name), "rb") as f:
+                seeds.append(f.read())
+    r.check("seed corpus read", len(seeds) > 8, len(seeds))
+    con = sqlite3.connect(":memory:")
+    amq.load(con)
+    rng = random.Random(22)
+    opened = refused = disagreements = 0
+    first_disagreement = ""
+    for n in range(6000):
+        data = mutate(rng, rng.choice(seeds)) if n % 10 else rng.choice(seeds)
+        try:
+            f = amq.Filter(data)
+        except amq.Error as e:
+            refused += 1
+            ours = str(e)
+            ours = ours[len("invalid amq filter: "):] if ours.startswith("invalid amq filter: ") \
+                else ours
+        else:
+            opened += 1
+            ours = None
+            # A filter that opened works: probe, describe, change, write out.
+            f.contains_many(range(50))
+            f.info()
+            g = f.copy()
+            try:
+                g.add_many(range(20))
+            except amq.Error:
+                pass
+            amq.Filter(bytes(g))
+        theirs = sqlite_verdict(con, data)
+        if ours != theirs:
+            disagreements += 1
+            first_disagreement = first_disagreement or f"{data.hex()}: {ours!r} vs {theirs!r}"
+    r.check(f"6000 damaged inputs: {opened} filters, {refused} amq.Error, no crash",
+            opened > 100 and refused > 1000, (opened, refused))
+    r.check("amq.Error exactly when SQLite refuses, with SQLite's words", disagreements == 0,
+            f"{disagreements} disagreements, first {first_disagreement}")
+
+
+def main():
+    seed_dir = sys.argv[1] if len(sys.argv) > 1 else None
+    Results().run(hash_vectors, filter_basics, mutation, cuckoo_full, combining, builders,
+                  loading, command, lambda r: damaged_bytes(r, seed_dir))
+
+
+if __name__ == "__main__":
+    main()
