@@ -142,6 +142,11 @@ amq_status amq_parse_layout(amq_kind kind, const char *name, size_t len, amq_lay
 amq_status amq_filter_open(amq_filter *f, const void *buf, size_t size, amq_error *err);
 /* O(size) check: checksum, zero padding, and (cuckoo) item count. */
 amq_status amq_filter_verify(const amq_filter *f, amq_error *err);
+/* amq_filter_open, then amq_filter_verify, for a filter of either kind, with
+ * messages that name no function or argument: exactly what SQL says of the
+ * same bytes after its "<function>: <argument>: " (the Python package's
+ * Filter(data)). */
+amq_status amq_filter_check(amq_filter *f, const void *buf, size_t size, amq_error *err);
 /*
  * What an adapter calls for a filter argument: open, then check the kind,
  * then verify (skipped when trusted: these very bytes passed before), so

@@ -188,6 +188,12 @@ amq_status amq_filter_verify(const amq_filter *f, amq_error *err)
 	return verify_filter(f, DEFAULT_PREFIX, err);
 }
 
+amq_status amq_filter_check(amq_filter *f, const void *buf, size_t size, amq_error *err)
+{
+	amq_status st = open_filter(f, buf, size, "", err);
+	return st != AMQ_OK ? st : verify_filter(f, "", err);
+}
+
 amq_status amq_filter_read(amq_filter *f, const void *buf, size_t size, amq_kind kind, bool trusted,
 			   const char *function, const char *argument, amq_error *err)
 {

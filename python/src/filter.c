@@ -60,8 +60,8 @@ static int check_mutable(FilterObject *self)
  * Filter(data): a copy of data (bytes, bytearray, memoryview or anything
  * with the buffer protocol) once it opens and verifies as a filter of
  * either kind, as SQL checks a filter argument. The message of a bad one is
- * SQL's for the same bytes, with "invalid amq filter: " where SQL names its
- * function and argument.
+ * SQL's for the same bytes, after the "<function>: <argument>: " SQL starts
+ * it with (amq_filter_check).
  */
 static PyObject *filter_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
@@ -79,8 +79,7 @@ static PyObject *filter_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
 	memcpy(copy, data.buf, (size_t)data.len);
 	size_t size = (size_t)data.len;
 	PyBuffer_Release(&data);
-	if (amq_filter_open(&f, copy, size, &err) != AMQ_OK ||
-	    amq_filter_verify(&f, &err) != AMQ_OK) {
+	if (amq_filter_check(&f, copy, size, &err) != AMQ_OK) {
 		A->free(A->ctx, copy);
 		return amq_py_raise(&err);
 	}
