@@ -10,7 +10,7 @@
 # compilers and headers) and the suites named in MATRIX run there through
 # tests/run.sh; then tests/versions/major.sh moves stored filters from a
 # PostgreSQL 15 server on the host into that version (pg_dump and
-# pg_restore, COPY, and logical replication into 18). A root that cannot be
+# pg_restore, COPY, and logical replication). A root that cannot be
 # made prints "NOT TESTED" and why, and counts neither as a pass nor as a
 # failure; once made, every failure in it counts. One summary line per
 # version; the last line is "N passed, N failed". AMQ_VERSIONS="sid ..."
@@ -69,7 +69,12 @@ for entry in "${MATRIX[@]}"; do
 	version=$(cat "$root/.amq-ready")
 	pg_config=/usr/lib/postgresql/$pg/bin/pg_config
 	mounted+=("$name")
-	amq_root_mount "$name" || { echo "cannot mount proc and /dev/shm in $root"; }
+	if ! amq_root_mount "$name"; then
+		summaries+=("PostgreSQL $version ($name root): cannot mount proc and /dev/shm in $root: 0 passed, 1 failed")
+		echo "${summaries[-1]}"
+		total_fail=$((total_fail + 1))
+		continue
+	fi
 	# A fresh copy of the tree (tracked and untracked files, no build output).
 	rm -rf --one-file-system "$root/amq"
 	mkdir -p "$root/amq"
