@@ -8,20 +8,7 @@
  * the baseline SSE2 build runs at about a third of that speed. Only xxHash's
  * public API is used, so any xxHash 0.8 builds it.
  */
-#include "internal.h"
-
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
-static uint64_t checksum_portable(const uint8_t *bytes, uint64_t payload_size)
-{
-	XXH3_state_t state;
-	XXH3_INITSTATE(&state);
-	XXH3_64bits_reset(&state);
-	XXH3_64bits_update(&state, bytes, AMQ_CHECKED_HEADER_BYTES);
-	XXH3_64bits_update(&state, bytes + AMQ_HEADER_BYTES, (size_t)payload_size);
-	return XXH3_64bits_digest(&state);
-}
+#include "checksum_xxh3.h"
 
 uint64_t amq_checksum(const uint8_t *bytes, uint64_t payload_size)
 {
@@ -29,10 +16,10 @@ uint64_t amq_checksum(const uint8_t *bytes, uint64_t payload_size)
 	if (amq_blocked_have_avx2())
 		return amq_checksum_avx2(bytes, payload_size);
 #endif
-	return checksum_portable(bytes, payload_size);
+	return checksum_xxh3(bytes, payload_size);
 }
 
 uint64_t amq_checksum_portable(const uint8_t *bytes, uint64_t payload_size)
 {
-	return checksum_portable(bytes, payload_size);
+	return checksum_xxh3(bytes, payload_size);
 }

@@ -12,16 +12,10 @@
 #ifndef __AVX2__
 #error "core/checksum_avx2.c must be compiled with -mavx2 (see the Makefile's AVX2_FLAGS)"
 #endif
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+#include "checksum_xxh3.h"
 
 uint64_t amq_checksum_avx2(const uint8_t *bytes, uint64_t payload_size)
 {
-	XXH3_state_t state;
-	XXH3_INITSTATE(&state);
-	XXH3_64bits_reset(&state);
-	XXH3_64bits_update(&state, bytes, AMQ_CHECKED_HEADER_BYTES);
-	XXH3_64bits_update(&state, bytes + AMQ_HEADER_BYTES, (size_t)payload_size);
-	return XXH3_64bits_digest(&state);
+	return checksum_xxh3(bytes, payload_size);
 }
 #endif
