@@ -397,6 +397,10 @@ amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, do
 			    uint64_t capacity, uint64_t seed, const amq_allocator *a,
 			    amq_error *err);
 amq_status amq_builder_add(amq_builder *b, uint64_t hash, amq_error *err);
+/* A hint that about `rows` more values are coming, for a caller that knows
+ * (a Python sequence): a collecting builder makes room for them at once
+ * instead of growing as they arrive. The result is the same either way. */
+amq_status amq_builder_expect(amq_builder *b, uint64_t rows, amq_error *err);
 /* Adds everything other holds into b; AMQ_INCOMPATIBLE if their parameters
  * differ. b may take other's hashes, so free other afterwards and use it no
  * more. A fully sorted set (a deserialized state's) with the same allocator

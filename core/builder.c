@@ -77,6 +77,15 @@ amq_status amq_builder_add(amq_builder *b, uint64_t hash, amq_error *err)
 	return amq_hashset_add(&b->set, hash, err);
 }
 
+amq_status amq_builder_expect(amq_builder *b, uint64_t rows, amq_error *err)
+{
+	if (b->streaming || rows == 0 || rows > SIZE_MAX / sizeof(uint64_t) / 4)
+		return AMQ_OK;
+	if (b->counts_rows)
+		return amq_hashbag_reserve(&b->bag, (size_t)rows, err);
+	return amq_hashset_reserve(&b->set, (size_t)rows, err);
+}
+
 /* Whether two allocators are the same one, so a buffer may change hands. */
 static bool same_allocator(const amq_allocator *a, const amq_allocator *b)
 {

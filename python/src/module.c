@@ -136,6 +136,13 @@ static PyObject *build(amq_kind kind, PyObject *args, PyObject *kwargs)
 	if (amq_builder_init(&b, kind, layout, fpr, capacity, AMQ_DEFAULT_SEED,
 			     &amq_malloc_allocator, &err) != AMQ_OK)
 		return amq_py_raise(&err);
+	/* Room for a sized input's hashes at once; only a hint, so a length
+	 * that cannot be had or reserved changes nothing. */
+	Py_ssize_t expected = PyObject_LengthHint(values, 0);
+	if (expected < 0)
+		PyErr_Clear();
+	else if (expected > 0)
+		(void)amq_builder_expect(&b, (uint64_t)expected, &err);
 	if (amq_py_hash_each(values, AMQ_DEFAULT_SEED, true, build_chunk, &b) < 0) {
 		amq_builder_free(&b);
 		return NULL;

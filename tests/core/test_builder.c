@@ -632,8 +632,48 @@ static void unsorted_states_refused(void)
 	amq_builder_free(&b);
 }
 
+/* A builder told how many rows come (exactly, too few, too many) builds the
+ * bytes of one that was told nothing, for every layout, counting and
+ * scalable ones included. */
+static void expected_rows_change_nothing(void)
+{
+	static const amq_layout BLOOM_LAYOUTS[] = {AMQ_LAYOUT_CLASSIC, AMQ_LAYOUT_BLOCKED,
+						   AMQ_LAYOUT_COUNTING, AMQ_LAYOUT_SCALABLE};
+	static const uint64_t HINTS[] = {0, 2 * N, N / 3, 10 * N};
+	for (size_t l = 0; l < 5; l++) {
+		amq_kind kind = l < 4 ? AMQ_KIND_BLOOM : AMQ_KIND_CUCKOO;
+		amq_layout layout = l < 4 ? BLOOM_LAYOUTS[l] : AMQ_LAYOUT_CLASSIC;
+		amq_filter first = {0};
+		for (size_t h = 0; h < sizeof(HINTS) / sizeof(HINTS[0]); h++) {
+			amq_builder b;
+			amq_error err;
+			amq_filter f;
+			CHECK(amq_builder_init(&b, kind, layout, 0.01, 0, 0, A, &err) == AMQ_OK,
+			      "init: %s", err.message);
+			if (HINTS[h] != 0)
+				CHECK(amq_builder_expect(&b, HINTS[h], &err) == AMQ_OK,
+				      "expect: %s", err.message);
+			for (size_t i = 0; i < 2 * N; i++)
+				amq_builder_add(&b, row_hash(i), &err);
+			CHECK(amq_builder_finish(&b, &f, &err) == AMQ_OK, "finish: %s",
+			      err.message);
+			amq_builder_free(&b);
+			if (h == 0) {
+				first = f;
+				continue;
+			}
+			CHECK(f.size == first.size && memcmp(f.bytes, first.bytes, f.size) == 0,
+			      "layout %zu: expecting %llu rows changes the bytes", l,
+			      (unsigned long long)HINTS[h]);
+			amq_filter_free(&f, A);
+		}
+		amq_filter_free(&first, A);
+	}
+}
+
 int main(void)
 {
+	expected_rows_change_nothing();
 	order_and_split_independence();
 	many_parts_and_tree_merges();
 	duplicates_do_not_inflate();
