@@ -24,7 +24,8 @@ void _PG_init(void)
 {
 	DefineCustomBoolVariable(
 	    "amq.join_filter", "Gives hash joins Bloom filters that drop outer rows at the scan.",
-	    "Applies to inner, semi and right hash joins, Parallel Hash ones included.",
+	    "Applies to inner, semi, right, right anti and right semi hash joins, Parallel Hash "
+	    "ones included.",
 	    &amq_jf_enabled, true, PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable(
 	    "amq.join_filter_max_memory", "Largest Bloom filter one hash clause may get.",
