@@ -7,13 +7,15 @@
 #                   qemu-user for s390x and aarch64), a bounded libFuzzer run,
 #                   SQLite tests, pg_regress on a temporary server, interop, a
 #                   coordinator and two shards (tests/multi), the Python
-#                   package (tests/python); the last line is
-#                   "N passed, N failed"
+#                   package (tests/python), and PostgreSQL 17, 18 and 19 in
+#                   Debian roots (tests/versions); one summary line per
+#                   PostgreSQL version, then the last, "N passed, N failed"
 #   make demo       the join-prefilter session in the sqlite3 CLI
 #   make demo-pg    the join prefilter across a PostgreSQL coordinator and two
 #                   shards (postgres_fdw), on servers it starts and stops
 #   make bench      benchmarks (results go to docs/BENCHMARKS.md by hand);
-#                   make bench-join: the automatic join filter alone
+#                   make bench-join: the automatic join filter alone; make
+#                   bench-join-versions: that on the host's PostgreSQL and 18
 #   make python     the Python package (python/) in a venv, build/python/venv;
 #                   make bench-python: its benchmark
 #   make deps       install missing Debian packages (apt-get as root, else
@@ -23,7 +25,8 @@
 #   make format     clang-format our C files
 #   make clean
 #
-# Options: CC (default cc), FUZZ_SECONDS (default 45, at most 60).
+# Options: CC (default cc), FUZZ_SECONDS (default 45, at most 60), PG_CONFIG
+# (the PostgreSQL to build and test for; see below).
 
 CC ?= cc
 BUILD := build
