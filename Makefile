@@ -68,13 +68,14 @@ WARN := -Wall -Wextra -Werror
 CFLAGS_AMQ := -std=c11 -O2 -g -fPIC -fvisibility=hidden -D_GNU_SOURCE $(WARN)
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-CORE_SRC := $(wildcard core/*.c)
-CORE_HDR := $(wildcard core/*.h)
+# core/ by concern: base/, format/, bloom/, cuckoo/, build/ (docs/ARCHITECTURE.md).
+CORE_SRC := $(wildcard core/*/*.c)
+CORE_HDR := $(wildcard core/*.h core/*/*.h)
 CORE_OBJ := $(CORE_SRC:core/%.c=$(BUILD)/core/%.o)
 CORE_ASAN_OBJ := $(CORE_SRC:core/%.c=$(BUILD)/asan/core/%.o)
-# core/*_avx2.c are compiled for AVX2 on x86-64 (core chooses them at run
+# core/*/*_avx2.c are compiled for AVX2 on x86-64 (core chooses them at run
 # time); ARCH_FLAGS is that file's extra flag in every rule that compiles core.
-CORE_AVX2_SRC := $(wildcard core/*_avx2.c)
+CORE_AVX2_SRC := $(wildcard core/*/*_avx2.c)
 CORE_PLAIN_SRC := $(filter-out $(CORE_AVX2_SRC),$(CORE_SRC))
 # (Expanded when a recipe runs: on a fresh machine make build-deps installs
 # the compiler first.)
@@ -105,11 +106,11 @@ deps build-deps:
 
 $(BUILD)/core/%.o: core/%.c $(CORE_HDR) | build-deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_AMQ) $(ARCH_FLAGS) -c $< -o $@
+	$(CC) $(CFLAGS_AMQ) -Icore $(ARCH_FLAGS) -c $< -o $@
 
 $(BUILD)/asan/core/%.o: core/%.c $(CORE_HDR) | build-deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_AMQ) $(SAN) $(ARCH_FLAGS) -c $< -o $@
+	$(CC) $(CFLAGS_AMQ) $(SAN) -Icore $(ARCH_FLAGS) -c $< -o $@
 
 include sqlite/build.mk
 include postgres/build.mk

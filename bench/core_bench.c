@@ -12,7 +12,7 @@
  * capacity, for both Bloom layouts.
  */
 #include "amq.h"
-#include "internal.h"
+#include "base/internal.h"
 
 #include <bloom.h>
 #include <math.h>

@@ -3,7 +3,7 @@
 Two shared libraries come out of the same core objects, each compiled once:
 amq/_amq*.so, the Python extension module, and amq/amq.so, the SQLite
 loadable extension (../sqlite) that amq.load() puts into a connection. Every
-core/*_avx2.c is compiled with -mavx2 on x86-64 (core picks it at run time)
+core/*/*_avx2.c is compiled with -mavx2 on x86-64 (core picks it at run time)
 and plainly elsewhere, as the top Makefile does, so a new such file needs no
 change here. AMQ_WERROR=1 in the environment adds -Werror (make test sets it).
 A Python without the wheel package gets a small bdist_wheel of its own.
@@ -36,23 +36,24 @@ if os.environ.get("AMQ_WERROR") == "1":
 X86_64 = platform.machine().lower() in ("x86_64", "amd64")
 
 
-def sources(folder, relative=False):
-    """The .c files of a folder, sorted, so the build is reproducible; relative
-    to this folder for setup()'s Extension, which refuses absolute paths."""
-    found = sorted(glob.glob(os.path.join(folder, "*.c")))
+def sources(folder, relative=False, pattern="*.c"):
+    """The .c files of a folder (pattern: which), sorted, so the build is
+    reproducible; relative to this folder for setup()'s Extension, which
+    refuses absolute paths."""
+    found = sorted(glob.glob(os.path.join(folder, pattern)))
     return [os.path.relpath(f, HERE) for f in found] if relative else found
 
 
 class BuildExt(build_ext):
     """build_ext that compiles core once for both libraries, each
-    core/*_avx2.c with -mavx2 on x86-64."""
+    core/*/*_avx2.c with -mavx2 on x86-64."""
 
     def core_objects(self):
         """The core's object files, compiled on first use."""
         if getattr(self, "_core_objects", None) is None:
-            headers = glob.glob(os.path.join(CORE, "*.h"))
+            headers = glob.glob(os.path.join(CORE, "*.h")) + glob.glob(os.path.join(CORE, "*", "*.h"))
             objects = []
-            for src in sources(CORE):
+            for src in sources(CORE, pattern=os.path.join("*", "*.c")):
                 extra = ["-mavx2"] if src.endswith("_avx2.c") and X86_64 else []
                 objects += self.compiler.compile(
                     [src], output_dir=self.build_temp, include_dirs=[CORE],

@@ -8,7 +8,7 @@
 
 PyObject *amq_py_error;
 
-/* The SQLSTATE PostgreSQL reports for a core status (postgres/pg_error.c). */
+/* The SQLSTATE PostgreSQL reports for a core status (postgres/filter/errors.c). */
 static const char *status_sqlstate(amq_status status)
 {
 	switch (status) {

@@ -8,7 +8,7 @@
  */
 #include "amq.h"
 #include "check.h"
-#include "internal.h"
+#include "base/internal.h"
 #include "spec.h"
 
 #include <stdlib.h>

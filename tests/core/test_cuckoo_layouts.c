@@ -12,7 +12,7 @@
  */
 #include "amq.h"
 #include "check.h"
-#include "cuckoo_table.h"
+#include "cuckoo/cuckoo_table.h"
 #include "spec.h"
 
 #include <math.h>

@@ -6,7 +6,7 @@
  */
 #include "amq.h"
 #include "check.h"
-#include "internal.h"
+#include "base/internal.h"
 
 #include <stdlib.h>
 #include <string.h>

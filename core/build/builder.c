@@ -1,0 +1,434 @@
+/*
+ * builder.c - one filter from a stream of hashes, as an aggregate sees them.
+ *
+ * A Bloom builder with a capacity ORs into a fixed filter (constant memory).
+ * Otherwise the builder collects hashes and, at the end, sizes the filter for
+ * the distinct ones and inserts them in sorted order: a blocked filter's
+ * block, reduce(hash, blocks), grows with the hash, so that insert is one
+ * sequential pass over the filter. Either way the result depends only on the
+ * multiset of hashes, never on row order or on how parallel workers split the
+ * rows, so a plan gives the same bytes serial or parallel. Each worker sorts
+ * its own hashes before it serializes them; the leader keeps the sorted runs
+ * it receives as they are, counts their union in one reading pass and
+ * inserts each run in one sequential pass. A variant whose bytes depend on
+ * insertion order (cuckoo, scalable: not order_free in its row of the variant
+ * table) always collects, and a counting filter without a capacity keeps every
+ * row (amq_hashbag), since each row is an add.
+ */
+#include "format/variant.h"
+
+#include <math.h>
+
+static const uint8_t STATE_MAGIC[4] = {'A', 'M', 'Q', 'B'};
+#define STATE_VERSION 1
+#define STATE_HEADER 48
+
+/* Checks and records the parameters; allocates nothing. */
+static amq_status set_params(amq_builder *b, amq_kind kind, amq_layout layout, double fpr,
+			     uint64_t capacity, uint64_t seed, const amq_allocator *a,
+			     amq_error *err)
+{
+	memset(b, 0, sizeof(*b));
+	b->alloc = *a;
+	amq_hashset_init(&b->set, a);
+	amq_hashbag_init(&b->bag, a);
+	amq_status st = amq_check_fpr(fpr, err);
+	if (st == AMQ_OK && capacity != 0)
+		st = amq_check_capacity(capacity > INT64_MAX ? -1 : (int64_t)capacity, err);
+	if (st != AMQ_OK)
+		return st;
+	const amq_variant *v = amq_variant_find(kind, layout);
+	if (v == NULL)
+		return amq_fail(err, AMQ_INVALID_ARGUMENT, "", "unknown filter kind %d / layout %d",
+				(int)kind, (int)layout);
+	b->kind = kind;
+	b->layout = layout;
+	b->fpr = fpr;
+	b->capacity = capacity;
+	b->seed = seed;
+	b->streaming = v->order_free && capacity != 0;
+	b->counts_rows = v->counts_duplicates && !b->streaming;
+	return AMQ_OK;
+}
+
+amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, double fpr,
+			    uint64_t capacity, uint64_t seed, const amq_allocator *a,
+			    amq_error *err)
+{
+	amq_status st = set_params(b, kind, layout, fpr, capacity, seed, a, err);
+	if (st == AMQ_OK && b->streaming)
+		st = amq_filter_create(&b->filter, kind, layout, capacity, fpr, seed, a, err);
+	if (st == AMQ_OK && !b->streaming && capacity != 0) {
+		/* Say now, not after collecting every row, if the size is impossible. */
+		uint32_t hashes;
+		uint64_t cells;
+		st = amq_filter_size(kind, layout, capacity, fpr, &hashes, &cells, err);
+	}
+	return st;
+}
+
+amq_status amq_builder_add(amq_builder *b, uint64_t hash, amq_error *err)
+{
+	b->rows++;
+	if (b->streaming)
+		return amq_filter_add(&b->filter, hash, err);
+	if (b->counts_rows)
+		return amq_hashbag_add(&b->bag, hash, err);
+	return amq_hashset_add(&b->set, hash, err);
+}
+
+amq_status amq_builder_expect(amq_builder *b, uint64_t rows, amq_error *err)
+{
+	if (b->streaming || rows == 0 || rows > SIZE_MAX / sizeof(uint64_t) / 4)
+		return AMQ_OK;
+	if (b->counts_rows)
+		return amq_hashbag_reserve(&b->bag, (size_t)rows, err);
+	return amq_hashset_reserve(&b->set, (size_t)rows, err);
+}
+
+/* Whether two allocators are the same one, so a buffer may change hands. */
+static bool same_allocator(const amq_allocator *a, const amq_allocator *b)
+{
+	return a->alloc == b->alloc && a->free == b->free && a->ctx == b->ctx;
+}
+
+/* Merges the kept runs into set, leaving set the whole sorted distinct set. */
+static amq_status join_runs(amq_builder *b, amq_error *err)
+{
+	amq_status st = amq_hashset_compact(&b->set, err);
+	while (st == AMQ_OK && b->nruns > 0) {
+		amq_hashset *run = &b->runs[b->nruns - 1];
+		st = amq_hashset_union(&b->set, run->hashes, run->count, err);
+		if (st == AMQ_OK) {
+			amq_hashset_free(run);
+			b->nruns--;
+		}
+	}
+	return st;
+}
+
+/* Takes the sorted, distinct set *run into b: kept as a run when there is
+ * room and it can change hands, else merged; *run is left empty either way
+ * on success. */
+static amq_status take_run(amq_builder *b, amq_hashset *run, amq_error *err)
+{
+	if (b->nruns < AMQ_BUILDER_RUNS && same_allocator(&b->alloc, &run->alloc)) {
+		b->runs[b->nruns++] = *run;
+		amq_hashset_init(run, &run->alloc);
+		return AMQ_OK;
+	}
+	amq_status st = amq_hashset_union(&b->set, run->hashes, run->count, err);
+	if (st == AMQ_OK)
+		amq_hashset_free(run);
+	return st;
+}
+
+amq_status amq_builder_merge(amq_builder *b, amq_builder *other, amq_error *err)
+{
+	if (b->kind != other->kind || b->layout != other->layout || b->fpr != other->fpr ||
+	    b->capacity != other->capacity || b->seed != other->seed)
+		return amq_fail(err, AMQ_INCOMPATIBLE,
+				"pass the same fpr and capacity on every row",
+				"cannot merge filter aggregates with different parameters "
+				"(fpr %g, capacity %llu vs fpr %g, capacity %llu)",
+				b->fpr, (unsigned long long)b->capacity, other->fpr,
+				(unsigned long long)other->capacity);
+	b->rows += other->rows;
+	if (b->streaming)
+		return amq_filter_union_into(&b->filter, &other->filter, err);
+	if (b->counts_rows)
+		return amq_hashbag_append(&b->bag, other->bag.hashes, other->bag.count, err);
+	amq_status st = AMQ_OK;
+	while (st == AMQ_OK && other->nruns > 0) {
+		st = take_run(b, &other->runs[other->nruns - 1], err);
+		if (st == AMQ_OK)
+			other->nruns--;
+	}
+	/* A deserialized worker state is one sorted run. */
+	amq_hashset *o = &other->set;
+	if (st != AMQ_OK || o->count == 0)
+		return st;
+	if (o->sorted == o->count)
+		return take_run(b, o, err);
+	/* Otherwise its sorted prefix merges in linear time, and the hashes it
+	 * has not sorted yet join b's. */
+	st = amq_hashset_union(&b->set, o->hashes, o->sorted, err);
+	for (size_t i = o->sorted; st == AMQ_OK && i < o->count; i++)
+		st = amq_hashset_add(&b->set, o->hashes[i], err);
+	return st;
+}
+
+/* The number of distinct hashes in set and the runs together: a k-way walk
+ * over sorted, distinct sets that only reads them, without a branch on which
+ * set holds the least hash. */
+static uint64_t count_union(const amq_builder *b)
+{
+	if (b->nruns == 0)
+		return b->set.count;
+	const uint64_t *head[AMQ_BUILDER_RUNS + 1];
+	size_t left[AMQ_BUILDER_RUNS + 1];
+	int k = 0;
+	for (int r = -1; r < b->nruns; r++) {
+		const amq_hashset *set = r < 0 ? &b->set : &b->runs[r];
+		if (set->count > 0) {
+			head[k] = set->hashes;
+			left[k++] = set->count;
+		}
+	}
+	uint64_t distinct = 0;
+	while (k > 0) {
+		uint64_t least = *head[0];
+		for (int i = 1; i < k; i++)
+			least = *head[i] < least ? *head[i] : least;
+		distinct++;
+		bool emptied = false;
+		for (int i = 0; i < k; i++) {
+			size_t step = *head[i] == least;
+			head[i] += step;
+			left[i] -= step;
+			emptied |= left[i] == 0;
+		}
+		for (int i = 0; emptied && i < k;) {
+			if (left[i] == 0) {
+				head[i] = head[--k];
+				left[i] = left[k];
+			} else {
+				i++;
+			}
+		}
+	}
+	return distinct;
+}
+
+/* The filter holding the sorted hashes[0..count) (distinct_count of them
+ * distinct), added in the variant's order (amq_filter_add_collected). Without
+ * a fixed capacity a filter that refuses an add (a cuckoo filter, possible,
+ * rarely, just under its target load) is rebuilt 1/8 larger, so the result is
+ * still a function of the hashes alone. A refusal at twice the room the
+ * values need is not about load: more than 2b of the hashes share their
+ * buckets and fingerprint, and only a table far larger than the values would
+ * tell them apart, so it stops there. */
+static amq_status finish_collected(amq_builder *b, const uint64_t *hashes, size_t count,
+				   size_t distinct_count, amq_filter *out, amq_error *err)
+{
+	uint64_t distinct = distinct_count ? distinct_count : 1;
+	uint64_t capacity = b->capacity ? b->capacity : distinct;
+	for (;;) {
+		amq_status st = amq_filter_create(out, b->kind, b->layout, capacity, b->fpr,
+						  b->seed, &b->alloc, err);
+		if (st != AMQ_OK)
+			return st;
+		st = amq_filter_add_collected(out, hashes, count, &b->alloc, err);
+		if (st == AMQ_OK)
+			break;
+		amq_filter_free(out, &b->alloc);
+		if (st != AMQ_FILTER_FULL || b->capacity != 0)
+			return st;
+		if (capacity >= 2 * distinct)
+			return amq_fail(
+			    err, AMQ_FILTER_FULL,
+			    "build a bloom filter of these values, or pass a smaller fpr "
+			    "for longer fingerprints",
+			    "cannot place %llu distinct values in a cuckoo filter: more "
+			    "than %u of them share both buckets and the fingerprint",
+			    (unsigned long long)distinct_count,
+			    2 * amq_variant_find(b->kind, b->layout)->slots);
+		capacity += capacity / 8 + 1;
+	}
+	amq_filter_seal(out);
+	return AMQ_OK;
+}
+
+amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)
+{
+	if (b->streaming) {
+		amq_status st = amq_filter_clone(out, &b->filter, &b->alloc, err);
+		if (st == AMQ_OK)
+			amq_filter_seal(out);
+		return st;
+	}
+	if (b->counts_rows) {
+		size_t distinct = amq_hashbag_sort(&b->bag);
+		return finish_collected(b, b->bag.hashes, b->bag.count, distinct, out, err);
+	}
+	/* A variant that depends on order inserts the whole set in its order,
+	 * so it joins the runs. An order-free Bloom filter's bits depend neither
+	 * on order nor on repeats: each run is inserted as it is, and items set
+	 * to the distinct count. */
+	bool order_free = amq_variant_find(b->kind, b->layout)->order_free;
+	amq_status st = order_free ? amq_hashset_compact(&b->set, err) : join_runs(b, err);
+	if (st != AMQ_OK)
+		return st;
+	if (!order_free)
+		return finish_collected(b, b->set.hashes, b->set.count, b->set.count, out, err);
+	uint64_t distinct = count_union(b);
+	st = amq_filter_create(out, b->kind, b->layout, distinct ? distinct : 1, b->fpr, b->seed,
+			       &b->alloc, err);
+	if (st != AMQ_OK)
+		return st;
+	for (int r = -1; st == AMQ_OK && r < b->nruns; r++) {
+		const amq_hashset *set = r < 0 ? &b->set : &b->runs[r];
+		for (size_t i = 0; st == AMQ_OK && i < set->count; i++)
+			st = amq_filter_add_to(out, set->hashes[i], &b->alloc, err);
+	}
+	if (st != AMQ_OK) {
+		amq_filter_free(out, &b->alloc);
+		return st;
+	}
+	out->items = distinct;
+	amq_filter_seal(out);
+	return AMQ_OK;
+}
+
+/*
+ * State layout (little-endian): "AMQB", version, kind, layout, streaming,
+ * fpr as IEEE-754 bits, capacity, seed, rows, then n and n hashes (sorted,
+ * distinct; a counting bag's sorted with duplicates), or the sealed streaming
+ * filter. Only ever read back by the same
+ * build, but checked as carefully as a filter.
+ */
+amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq_error *err)
+{
+	size_t body;
+	if (b->streaming) {
+		amq_filter_seal(&b->filter);
+		body = b->filter.size;
+	} else if (b->counts_rows) {
+		amq_hashbag_sort(&b->bag);
+		body = 8 + b->bag.count * 8;
+	} else {
+		amq_status st = join_runs(b, err);
+		if (st != AMQ_OK)
+			return st;
+		body = 8 + b->set.count * 8;
+	}
+	uint8_t *p = b->alloc.alloc(b->alloc.ctx, STATE_HEADER + body);
+	if (p == NULL)
+		return amq_fail(err, AMQ_NO_MEMORY, "",
+				"out of memory serializing a filter aggregate");
+	uint64_t fpr_bits;
+	memcpy(&fpr_bits, &b->fpr, sizeof(fpr_bits));
+	memset(p, 0, STATE_HEADER);
+	memcpy(p, STATE_MAGIC, 4);
+	p[4] = STATE_VERSION;
+	p[5] = (uint8_t)b->kind;
+	p[6] = (uint8_t)b->layout;
+	p[7] = b->streaming;
+	amq_store64le(p + 8, fpr_bits);
+	amq_store64le(p + 16, b->capacity);
+	amq_store64le(p + 24, b->seed);
+	amq_store64le(p + 32, b->rows);
+	if (b->streaming) {
+		memcpy(p + STATE_HEADER, b->filter.bytes, b->filter.size);
+	} else {
+		const uint64_t *hashes = b->counts_rows ? b->bag.hashes : b->set.hashes;
+		size_t n = b->counts_rows ? b->bag.count : b->set.count;
+		amq_store64le(p + STATE_HEADER, n);
+		for (size_t i = 0; i < n; i++)
+			amq_store64le(p + STATE_HEADER + 8 + 8 * i, hashes[i]);
+	}
+	*out = p;
+	*len = STATE_HEADER + body;
+	return AMQ_OK;
+}
+
+static amq_status bad_state(amq_builder *b, amq_error *err, const char *what)
+{
+	amq_builder_free(b);
+	return amq_fail(err, AMQ_INVALID_ARGUMENT, "", "invalid filter aggregate state: %s", what);
+}
+
+amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
+				   const amq_allocator *a, amq_error *err)
+{
+	const uint8_t *p = buf;
+	memset(b, 0, sizeof(*b));
+	b->alloc = *a;
+	amq_hashset_init(&b->set, a);
+	amq_hashbag_init(&b->bag, a);
+	if (len < STATE_HEADER || memcmp(p, STATE_MAGIC, 4) != 0 || p[4] != STATE_VERSION)
+		return bad_state(b, err, "bad header");
+	double fpr;
+	uint64_t fpr_bits = amq_load64le(p + 8);
+	memcpy(&fpr, &fpr_bits, sizeof(fpr));
+	amq_status st = set_params(b, (amq_kind)p[5], (amq_layout)p[6], fpr, amq_load64le(p + 16),
+				   amq_load64le(p + 24), a, err);
+	if (st != AMQ_OK) {
+		amq_builder_free(b);
+		return st;
+	}
+	b->rows = amq_load64le(p + 32);
+	if (p[7] != b->streaming)
+		return bad_state(b, err, "mode does not match parameters");
+	const uint8_t *body = p + STATE_HEADER;
+	size_t body_len = len - STATE_HEADER;
+	if (b->streaming) {
+		/* Allocate only what the bytes hold, never what a damaged capacity
+		 * field claims: open the filter, check it is the one the
+		 * parameters size, then copy it. */
+		amq_filter view;
+		uint64_t bits;
+		uint32_t hashes;
+		st = amq_filter_open(&view, body, body_len, err);
+		if (st == AMQ_OK)
+			st = amq_filter_verify(&view, err);
+		if (st == AMQ_OK)
+			st = amq_filter_size(b->kind, b->layout, b->capacity, b->fpr, &hashes,
+					     &bits, err);
+		if (st != AMQ_OK) {
+			amq_builder_free(b);
+			return st;
+		}
+		if (view.kind != b->kind || view.layout != b->layout || view.cells != bits ||
+		    view.hashes != hashes || view.seed != b->seed)
+			return bad_state(b, err, "filter does not match parameters");
+		st = amq_filter_clone(&b->filter, &view, a, err);
+		if (st != AMQ_OK)
+			amq_builder_free(b);
+		return st;
+	}
+	if (body_len < 8 || (body_len - 8) / 8 != amq_load64le(body) || (body_len - 8) % 8 != 0)
+		return bad_state(b, err, "hash count does not match its length");
+	size_t n = (size_t)amq_load64le(body);
+	if (b->counts_rows) {
+		/* Sorted, with the duplicates that are its point. */
+		st = amq_hashbag_reserve(&b->bag, n, err);
+		if (st != AMQ_OK) {
+			amq_builder_free(b);
+			return st;
+		}
+		for (size_t i = 0; i < n; i++) {
+			uint64_t hash = amq_load64le(body + 8 + 8 * i);
+			if (i > 0 && hash < b->bag.hashes[i - 1])
+				return bad_state(b, err, "hashes are not sorted");
+			b->bag.hashes[i] = hash;
+		}
+		b->bag.count = n;
+		return AMQ_OK;
+	}
+	st = amq_hashset_reserve(&b->set, n, err);
+	if (st != AMQ_OK) {
+		amq_builder_free(b);
+		return st;
+	}
+	/* Workers send sorted, distinct hashes; the leader counts and merges
+	 * them in linear time trusting that, so check it. */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t hash = amq_load64le(body + 8 + 8 * i);
+		if (i > 0 && hash <= b->set.hashes[i - 1])
+			return bad_state(b, err, "hashes are not sorted and distinct");
+		b->set.hashes[i] = hash;
+	}
+	b->set.count = b->set.sorted = n;
+	return AMQ_OK;
+}
+
+void amq_builder_free(amq_builder *b)
+{
+	amq_filter_free(&b->filter, &b->alloc);
+	amq_hashset_free(&b->set);
+	amq_hashbag_free(&b->bag);
+	for (int r = 0; r < b->nruns; r++)
+		amq_hashset_free(&b->runs[r]);
+	b->nruns = 0;
+}

@@ -1,0 +1,355 @@
+/*
+ * cuckoo_layouts.c - the four cuckoo layouts as rows of the variant table:
+ * buckets of 2, 4 or 8 fingerprints ('b2', 'b4', 'b8') and semi-sorted b = 4
+ * buckets ('semisorted'); how each is sized for a capacity and an fpr, and
+ * which one a filter gets when SQL names none (docs/CUCKOO.md).
+ */
+#include "cuckoo/cuckoo_table.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* Fingerprints per bucket at the layout's target load (the paper's 84%, 95%
+ * and 98% for b = 2, 4 and 8), as an exact fraction num / den so bucket
+ * counts never depend on rounding. */
+typedef struct bucket_fill {
+	uint64_t num, den;
+} bucket_fill;
+
+static bucket_fill target_fill(amq_layout layout)
+{
+	switch (layout) {
+	case AMQ_LAYOUT_CUCKOO_B2:
+		return (bucket_fill){42, 25}; /* 2 x 0.84 */
+	case AMQ_LAYOUT_CUCKOO_B8:
+		return (bucket_fill){196, 25}; /* 8 x 0.98 */
+	case AMQ_LAYOUT_CLASSIC:
+	case AMQ_LAYOUT_SEMISORTED:
+	case AMQ_LAYOUT_BLOCKED: /* the Bloom layouts are never a cuckoo filter's */
+	case AMQ_LAYOUT_COUNTING:
+	case AMQ_LAYOUT_SCALABLE:
+		break;
+	}
+	return (bucket_fill){19, 5}; /* 4 x 0.95 */
+}
+
+/* Slots per bucket of a cuckoo layout. */
+static uint32_t layout_slots(amq_layout layout)
+{
+	amq_filter shape = {.layout = layout};
+	return amq_cuckoo_table(&shape).slots;
+}
+
+double amq_cuckoo_target_load(amq_layout layout)
+{
+	bucket_fill fill = target_fill(layout);
+	return (double)fill.num / (double)fill.den / layout_slots(layout);
+}
+
+uint32_t amq_cuckoo_fingerprint_bits(amq_layout layout, double fpr)
+{
+	/* The smallest bits with 2b / 2^bits <= fpr, i.e. ceil(log2(2b / fpr)),
+	 * computed with exact powers of two so no rounding can shift it. Any
+	 * positive double is reached within 1100 bits. */
+	double pair = 2.0 * layout_slots(layout);
+	uint32_t bits = 1;
+	while (bits < 1100 && ldexp(pair, -(int)bits) > fpr)
+		bits++;
+	return bits;
+}
+
+/* ceil(sqrt(n)) in integers, so sizing never depends on a libm. */
+static uint64_t ceil_sqrt(uint64_t n)
+{
+	uint64_t r = 0;
+	for (uint64_t bit = (uint64_t)1 << 31; bit != 0; bit >>= 1)
+		if ((r + bit) * (r + bit) <= n)
+			r += bit;
+	return r * r < n ? r + 1 : r;
+}
+
+/* The layout's name as SQL spells it. */
+static const char *layout_name(amq_layout layout)
+{
+	return amq_variant_find(AMQ_KIND_CUCKOO, layout)->layout_name;
+}
+
+/* x rounded up to 3 significant digits, for a bound quoted in a hint that
+ * must itself be within the bound. */
+static double round_up_3(double x)
+{
+	double unit = pow(10.0, floor(log10(x)) - 2);
+	return ceil(x / unit) * unit;
+}
+
+/* The fingerprint bits of layout at fpr, or the error saying which fpr the
+ * layout can reach instead. */
+static amq_status fingerprint_for(amq_layout layout, double fpr, uint32_t *bits, amq_error *err)
+{
+	*bits = amq_cuckoo_fingerprint_bits(layout, fpr);
+	if (*bits >= AMQ_CUCKOO_MIN_FINGERPRINT && *bits <= AMQ_CUCKOO_MAX_FINGERPRINT)
+		return AMQ_OK;
+	const char *name = layout_name(layout);
+	char hint[160];
+	if (*bits > AMQ_CUCKOO_MAX_FINGERPRINT)
+		snprintf(hint, sizeof(hint),
+			 "use an fpr of at least %.3g with layout '%s', or a bloom filter",
+			 round_up_3(ldexp(2.0 * layout_slots(layout), -AMQ_CUCKOO_MAX_FINGERPRINT)),
+			 name);
+	else
+		snprintf(hint, sizeof(hint), "use an fpr below %g with layout '%s', or layout 'b4'",
+			 ldexp(2.0 * layout_slots(layout), -(AMQ_CUCKOO_MIN_FINGERPRINT - 1)),
+			 name);
+	return amq_fail(err, AMQ_INVALID_ARGUMENT, hint,
+			"fpr %g does not fit a %s cuckoo filter: it needs %u-bit fingerprints, and "
+			"fingerprints have %d to %d bits",
+			fpr, name, *bits, AMQ_CUCKOO_MIN_FINGERPRINT, AMQ_CUCKOO_MAX_FINGERPRINT);
+}
+
+/* AMQ_INVALID_ARGUMENT unless layout is a cuckoo layout. */
+static amq_status check_layout(amq_layout layout, amq_error *err)
+{
+	if (amq_variant_find(AMQ_KIND_CUCKOO, layout) == NULL)
+		return amq_fail(err, AMQ_INVALID_ARGUMENT, "", "a cuckoo filter has no layout %d",
+				(int)layout);
+	return AMQ_OK;
+}
+
+amq_status amq_cuckoo_size(amq_layout layout, uint64_t capacity, double fpr, uint64_t *buckets,
+			   uint32_t *fingerprint_bits, amq_error *err)
+{
+	amq_status status = check_layout(layout, err);
+	if (status != AMQ_OK)
+		return status;
+	status = amq_check_fpr(fpr, err);
+	if (status != AMQ_OK)
+		return status;
+	if (capacity == 0)
+		return amq_check_capacity(0, err);
+	status = fingerprint_for(layout, fpr, fingerprint_bits, err);
+	if (status != AMQ_OK)
+		return status;
+	/* ceil(capacity * den / num) without overflow: capacity = num q + r. */
+	bucket_fill fill = target_fill(layout);
+	uint64_t q = capacity / fill.num, r = capacity % fill.num;
+	uint64_t b = q * fill.den + (r * fill.den + fill.num - 1) / fill.num;
+	/* Small tables fill unevenly: at 95% a b = 4 filter for 10 items refused
+	 * one of its 10 adds in 2% of trials, one for 100 in 0.7%. ceil(sqrt(b))
+	 * spare buckets made that rare (docs/CUCKOO.md) at a cost of 0.2% at a
+	 * million items. Buckets of 2 need more: 2 ceil(sqrt(b)) + 8, 0.26% at a
+	 * million items. */
+	uint64_t spare = ceil_sqrt(b);
+	if (layout_slots(layout) == 2)
+		spare = 2 * spare + 8;
+	*buckets = b + spare;
+	uint64_t payload;
+	return amq_check_size(AMQ_KIND_CUCKOO, layout, *fingerprint_bits, *buckets, &payload, err);
+}
+
+amq_layout amq_cuckoo_default_layout(double fpr)
+{
+	/* The bucket size whose filter takes the fewest bits per item, f / load,
+	 * among those whose fingerprint fits; b = 4 on a tie, and when none
+	 * fits (its size then reports the error). */
+	static const amq_layout candidates[] = {AMQ_LAYOUT_CLASSIC, AMQ_LAYOUT_CUCKOO_B2,
+						AMQ_LAYOUT_CUCKOO_B8};
+	amq_layout best = AMQ_LAYOUT_CLASSIC;
+	double best_cost = INFINITY;
+	if (!(fpr > 0.0 && fpr < 1.0))
+		return best;
+	for (size_t c = 0; c < sizeof(candidates) / sizeof(candidates[0]); c++) {
+		uint32_t bits = amq_cuckoo_fingerprint_bits(candidates[c], fpr);
+		double cost = bits / amq_cuckoo_target_load(candidates[c]);
+		if (bits >= AMQ_CUCKOO_MIN_FINGERPRINT && bits <= AMQ_CUCKOO_MAX_FINGERPRINT &&
+		    cost < best_cost) {
+			best = candidates[c];
+			best_cost = cost;
+		}
+	}
+	return best;
+}
+
+amq_status amq_cuckoo_create(amq_filter *f, amq_layout layout, uint64_t capacity, double fpr,
+			     uint64_t seed, const amq_allocator *a, amq_error *err)
+{
+	uint64_t buckets = 0;
+	uint32_t bits = 0;
+	amq_status status = amq_cuckoo_size(layout, capacity, fpr, &buckets, &bits, err);
+	if (status != AMQ_OK)
+		return status;
+	return amq_cuckoo_create_exact(f, layout, buckets, bits, seed, a, err);
+}
+
+amq_status amq_cuckoo_create_exact(amq_filter *f, amq_layout layout, uint64_t buckets,
+				   uint32_t fingerprint_bits, uint64_t seed, const amq_allocator *a,
+				   amq_error *err)
+{
+	amq_status status = check_layout(layout, err);
+	if (status != AMQ_OK)
+		return status;
+	if (buckets == 0)
+		return amq_fail(err, AMQ_INVALID_ARGUMENT, "",
+				"a cuckoo filter needs at least 1 bucket");
+	if (fingerprint_bits < AMQ_CUCKOO_MIN_FINGERPRINT ||
+	    fingerprint_bits > AMQ_CUCKOO_MAX_FINGERPRINT)
+		return amq_fail(err, AMQ_INVALID_ARGUMENT, "",
+				"cuckoo fingerprint bits must be between %d and %d, got %u",
+				AMQ_CUCKOO_MIN_FINGERPRINT, AMQ_CUCKOO_MAX_FINGERPRINT,
+				fingerprint_bits);
+	return amq_filter_allocate(f, AMQ_KIND_CUCKOO, layout, fingerprint_bits, seed, buckets, a,
+				   err);
+}
+
+/* ---- what the rows share ---- */
+
+/* Payload bits of a bucket of f-bit fingerprints in layout. */
+static uint64_t bucket_bits(amq_layout layout, uint32_t hashes)
+{
+	amq_filter shape = {.layout = layout, .hashes = hashes};
+	cuckoo_table t = amq_cuckoo_table(&shape);
+	return t.semisorted ? amq_semisorted_bucket_bits(hashes) : (uint64_t)t.slots * hashes;
+}
+
+/* Payload bytes: the buckets, rounded up to whole words, and one spare word
+ * so every field can be read with one 64-bit load. */
+static uint64_t payload_size(amq_layout layout, uint32_t hashes, uint64_t cells)
+{
+	return 8 * ((cells * bucket_bits(layout, hashes) + 63) / 64 + 1);
+}
+
+static amq_status check_header(const amq_filter *f, const char *prefix, amq_error *err)
+{
+	if (f->hashes < AMQ_CUCKOO_MIN_FINGERPRINT || f->hashes > AMQ_CUCKOO_MAX_FINGERPRINT)
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
+				"%s%u-bit fingerprints", prefix, f->hashes);
+	uint32_t slots = amq_cuckoo_bucket_size(f);
+	if (f->cells <= ((uint64_t)1 << 36) && f->items > f->cells * slots)
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
+				"%s%llu items in %llu slots", prefix, (unsigned long long)f->items,
+				(unsigned long long)(f->cells * slots));
+	return AMQ_OK;
+}
+
+/* Occupied slots of a semi-sorted table, or the error of a bucket amq never
+ * writes: a code past 3875, or fingerprints out of ascending order. */
+static amq_status count_semisorted(const cuckoo_table *t, uint64_t *occupied, const char *prefix,
+				   amq_error *err)
+{
+	for (uint64_t i = 0; i < t->buckets; i++) {
+		if (amq_semisorted_code_at(t, i) >= AMQ_SEMISORT_CODES)
+			return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
+					"%ssemi-sorted bucket %llu has code %u, past the last, %d",
+					prefix, (unsigned long long)i, amq_semisorted_code_at(t, i),
+					AMQ_SEMISORT_CODES - 1);
+		uint32_t fps[4];
+		amq_semisorted_load(t, i, fps);
+		for (int j = 0; j < 4; j++) {
+			if (j > 0 && fps[j] < fps[j - 1])
+				return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
+						"%ssemi-sorted bucket %llu is out of order", prefix,
+						(unsigned long long)i);
+			*occupied += fps[j] != 0;
+		}
+	}
+	return AMQ_OK;
+}
+
+/* Zero bits past the last bucket, valid buckets, and as many occupied slots
+ * as items. */
+static amq_status verify(const amq_filter *f, const char *prefix, amq_error *err)
+{
+	cuckoo_table t = amq_cuckoo_table(f);
+	uint64_t occupied = 0;
+	if (!amq_tail_is_zero(f, t.buckets * bucket_bits(f->layout, t.bits)))
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
+				"%sbits set past the last cuckoo slot", prefix);
+	if (t.semisorted) {
+		amq_status st = count_semisorted(&t, &occupied, prefix, err);
+		if (st != AMQ_OK)
+			return st;
+	} else {
+		for (uint64_t bit = 0, end = t.buckets * t.slots * t.bits; bit < end; bit += t.bits)
+			occupied += amq_field_get(t.payload, bit, t.bits) != 0;
+	}
+	if (occupied != f->items)
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
+				"%sheader counts %llu items, slots hold %llu", prefix,
+				(unsigned long long)f->items, (unsigned long long)occupied);
+	return AMQ_OK;
+}
+
+static uint64_t frequency(const amq_filter *f, uint64_t hash)
+{
+	return amq_cuckoo_count(f, hash);
+}
+
+static double estimate_items(const amq_filter *f)
+{
+	return (double)f->items;
+}
+
+static int info(const amq_filter *f, char *out, size_t cap)
+{
+	const amq_variant *v = amq_variant_of(f);
+	cuckoo_table t = amq_cuckoo_table(f);
+	return snprintf(
+	    out, cap,
+	    "{\"kind\":\"cuckoo\",\"buckets\":%llu,\"slots\":%u,\"fingerprint_bits\":%u,"
+	    "\"total_slots\":%llu,\"items\":%llu,\"load_factor\":%.6g,\"bytes\":%zu,"
+	    "\"expected_fpr\":%.6g,\"seed\":%llu,\"format_version\":%u,\"layout\":\"%s\","
+	    "\"bucket_size\":%u,\"semisorted\":%s,\"bits_per_slot\":%.6g}",
+	    (unsigned long long)f->cells, t.slots, f->hashes,
+	    (unsigned long long)(f->cells * t.slots), (unsigned long long)f->items,
+	    amq_cuckoo_load(f), f->size, amq_cuckoo_expected_fpr(f), (unsigned long long)f->seed,
+	    v->format_version, v->layout_name, t.slots, t.semisorted ? "true" : "false",
+	    (double)bucket_bits(f->layout, f->hashes) / t.slots);
+}
+
+/* ---- one row per layout; the functions above read the layout from f ---- */
+
+#define CUCKOO_LAYOUT_FUNCTIONS(name, LAYOUT)                                                      \
+	static double name##_cell_bits(uint32_t hashes)                                            \
+	{                                                                                          \
+		return (double)bucket_bits(LAYOUT, hashes);                                        \
+	}                                                                                          \
+	static uint64_t name##_payload_size(uint32_t hashes, uint64_t cells)                       \
+	{                                                                                          \
+		return payload_size(LAYOUT, hashes, cells);                                        \
+	}                                                                                          \
+	static amq_status name##_size(uint64_t capacity, double fpr, uint32_t *hashes,             \
+				      uint64_t *cells, amq_error *err)                             \
+	{                                                                                          \
+		return amq_cuckoo_size(LAYOUT, capacity, fpr, cells, hashes, err);                 \
+	}                                                                                          \
+	static amq_probe name##_probe_for(const amq_filter *f)                                     \
+	{                                                                                          \
+		(void)f;                                                                           \
+		return amq_cuckoo_##name##_contains;                                               \
+	}
+
+CUCKOO_LAYOUT_FUNCTIONS(b2, AMQ_LAYOUT_CUCKOO_B2)
+CUCKOO_LAYOUT_FUNCTIONS(b4, AMQ_LAYOUT_CLASSIC)
+CUCKOO_LAYOUT_FUNCTIONS(b8, AMQ_LAYOUT_CUCKOO_B8)
+CUCKOO_LAYOUT_FUNCTIONS(semisorted, AMQ_LAYOUT_SEMISORTED)
+
+/* A row: b4 is written with format version 1, byte for byte as amq 0.1.0
+ * wrote it; the layouts 0.3.0 adds with version 3, so 0.1.0 and 0.2.0
+ * readers refuse them as "written by a newer amq". */
+#define CUCKOO_ROW(name, LAYOUT, VERSION, SLOTS)                                                   \
+	{                                                                                          \
+		.kind = AMQ_KIND_CUCKOO, .layout = LAYOUT, .kind_name = "cuckoo",                  \
+		.layout_name = #name, .format_version = VERSION, .slots = SLOTS,                   \
+		.cell_name = "buckets", .order_free = false, .cell_bits = name##_cell_bits,        \
+		.payload_size = name##_payload_size, .check_header = check_header,                 \
+		.verify = verify, .size = name##_size, .add = amq_cuckoo_add,                      \
+		.contains = amq_cuckoo_##name##_contains, .probe_for = name##_probe_for,           \
+		.remove = amq_cuckoo_delete, .frequency = frequency,                               \
+		.expected_fpr = amq_cuckoo_expected_fpr, .estimate_items = estimate_items,         \
+		.info = info,                                                                      \
+	}
+
+const amq_variant amq_variant_cuckoo_b2 = CUCKOO_ROW(b2, AMQ_LAYOUT_CUCKOO_B2, 3, 2);
+const amq_variant amq_variant_cuckoo_b4 = CUCKOO_ROW(b4, AMQ_LAYOUT_CLASSIC, 1, 4);
+const amq_variant amq_variant_cuckoo_b8 = CUCKOO_ROW(b8, AMQ_LAYOUT_CUCKOO_B8, 3, 8);
+const amq_variant amq_variant_cuckoo_semisorted =
+    CUCKOO_ROW(semisorted, AMQ_LAYOUT_SEMISORTED, 3, 4);

@@ -1,0 +1,74 @@
+/*
+ * cuckoo_table.h - the bucket table every cuckoo layout shares (cuckoo.c)
+ * and the semi-sorted bucket codec (cuckoo_semisorted.c). Only the core's
+ * cuckoo files include it.
+ */
+#ifndef AMQ_CUCKOO_TABLE_H
+#define AMQ_CUCKOO_TABLE_H
+
+#include "format/variant.h"
+
+/* A cuckoo filter's payload seen as buckets of fingerprints. */
+typedef struct cuckoo_table {
+	uint8_t *payload;
+	uint64_t buckets;
+	uint32_t bits;	/* fingerprint bits f */
+	uint32_t slots; /* fingerprints per bucket b: 2, 4 or 8 */
+	uint32_t log2_slots;
+	bool semisorted; /* b = 4, stored as 12 prefix bits and 4 (f - 4)-bit rests */
+} cuckoo_table;
+
+/* The table of a cuckoo filter, from its layout. */
+cuckoo_table amq_cuckoo_table(const amq_filter *f);
+
+/* The probe of each layout (cuckoo.c), for its row of the variant table. */
+bool amq_cuckoo_b2_contains(const amq_filter *f, uint64_t hash);
+bool amq_cuckoo_b4_contains(const amq_filter *f, uint64_t hash);
+bool amq_cuckoo_b8_contains(const amq_filter *f, uint64_t hash);
+bool amq_cuckoo_semisorted_contains(const amq_filter *f, uint64_t hash);
+
+/* Bits [bit, bit + width) of p as a number, width <= 57. */
+static inline uint64_t amq_field_get(const uint8_t *p, uint64_t bit, uint32_t width)
+{
+	return (amq_load64le(p + (bit >> 3)) >> (bit & 7)) & (((uint64_t)1 << width) - 1);
+}
+
+/* Writes value (< 2^width, width <= 57) into bits [bit, bit + width) of p,
+ * leaving every other bit as it was. */
+static inline void amq_field_set(uint8_t *p, uint64_t bit, uint32_t width, uint64_t value)
+{
+	uint64_t mask = (((uint64_t)1 << width) - 1) << (bit & 7);
+	uint64_t word = amq_load64le(p + (bit >> 3));
+	amq_store64le(p + (bit >> 3), (word & ~mask) | value << (bit & 7));
+}
+
+/* ---- semi-sorted buckets (cuckoo_semisorted.c) ---- */
+
+/* A semi-sorted bucket stores the 4-bit prefixes of its four sorted
+ * fingerprints as one of C(19, 4) = 3876 codes in 12 bits. */
+#define AMQ_SEMISORT_CODE_BITS 12
+#define AMQ_SEMISORT_CODES 3876
+
+/* The four prefixes of each code, n0 | n1 << 4 | n2 << 8 | n3 << 12
+ * (cuckoo_semisort_table.c); codes 3876..4095 read as zeros. */
+extern const uint16_t amq_semisort_prefixes[4096];
+
+/* Payload bits of one semi-sorted bucket of f-bit fingerprints: 4f - 4. */
+static inline uint64_t amq_semisorted_bucket_bits(uint32_t bits)
+{
+	return 12 + 4 * (uint64_t)(bits - 4);
+}
+
+/* The code of four nondecreasing 4-bit prefixes. */
+uint32_t amq_semisort_code(const uint32_t prefixes[4]);
+
+/* Reads bucket i into fps[0..4), ascending (empty slots, 0, first). */
+void amq_semisorted_load(const cuckoo_table *t, uint64_t i, uint32_t fps[4]);
+/* Sorts fps[0..4) and writes them as bucket i. */
+void amq_semisorted_store(const cuckoo_table *t, uint64_t i, uint32_t fps[4]);
+/* True when bucket i holds fp: the probe, without a full decode. */
+bool amq_semisorted_has(const cuckoo_table *t, uint64_t i, uint32_t fp);
+/* The 12-bit code of bucket i as stored. */
+uint32_t amq_semisorted_code_at(const cuckoo_table *t, uint64_t i);
+
+#endif

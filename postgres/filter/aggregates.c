@@ -1,0 +1,295 @@
+/*
+ * filter/aggregates.c - the aggregates bloom_agg, cuckoo_agg and bloom_union_agg, with
+ * the combine, serial and deserial functions that let PostgreSQL run them in
+ * parallel workers.
+ *
+ * bloom_agg and cuckoo_agg keep a core amq_builder as their internal state,
+ * allocated with every byte it owns in the aggregate's memory context. The
+ * builder's result depends only on the multiset of hashes it was given, so a
+ * plan produces the same bytes serial or parallel: each worker serialises its
+ * builder, the leader deserialises and merges them. bloom_union_agg keeps the
+ * running union as a filter in the aggregate context; OR is order-free too.
+ */
+#include "postgres.h"
+
+#include "utils/memutils.h"
+
+#include "filter/filter.h"
+
+AMQ_PG_FUNCTION(amq_pg_agg_combine);
+AMQ_PG_FUNCTION(amq_pg_agg_serialize);
+AMQ_PG_FUNCTION(amq_pg_agg_deserialize);
+AMQ_PG_FUNCTION(amq_pg_bloom_union_agg_combine);
+AMQ_PG_FUNCTION(amq_pg_bloom_union_agg_serialize);
+AMQ_PG_FUNCTION(amq_pg_bloom_union_agg_final);
+
+#define DEFAULT_FPR 0.01
+
+/* The aggregate memory context; raises when not called as an aggregate. */
+static MemoryContext aggregate_context(FunctionCallInfo fcinfo)
+{
+	MemoryContext aggctx;
+
+	if (!AggCheckCallContext(fcinfo, &aggctx))
+		elog(ERROR, "amq aggregate support function called in non-aggregate context");
+	return aggctx;
+}
+
+/* A bytea (in CurrentMemoryContext) holding bytes[0..len). */
+static bytea *to_bytea(const void *bytes, size_t len)
+{
+	bytea *result;
+
+	if (len > MaxAllocSize - VARHDRSZ)
+		ereport(ERROR, errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			errmsg("filter aggregate state of %zu bytes is too large to pass between "
+			       "parallel workers",
+			       len),
+			errhint("Pass a capacity, or set max_parallel_workers_per_gather to 0."));
+	result = palloc(VARHDRSZ + len);
+	SET_VARSIZE(result, VARHDRSZ + len);
+	memcpy(VARDATA(result), bytes, len);
+	return result;
+}
+
+/*
+ * The builder of a bloom_agg/cuckoo_agg call: fpr, capacity and layout come
+ * from the optional arguments of the first row. fpr defaults to 0.01; a
+ * missing or NULL capacity means "size for the distinct values seen", and a
+ * missing or NULL layout the kind's default for the fpr.
+ */
+static amq_builder *new_builder(FunctionCallInfo fcinfo, amq_kind kind, MemoryContext aggctx)
+{
+	amq_allocator a = amq_pg_allocator(aggctx);
+	amq_builder *b;
+	amq_error err;
+	double fpr = DEFAULT_FPR;
+	int64 capacity = 0;
+	amq_layout layout;
+
+	if (PG_NARGS() > 2) {
+		if (PG_ARGISNULL(2))
+			ereport(ERROR, errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				errmsg("fpr must be a number, got null"),
+				errhint("Pass a false-positive rate such as 0.01 for 1%%."));
+		fpr = PG_GETARG_FLOAT8(2);
+		amq_pg_check(amq_check_fpr(fpr, &err), &err);
+	}
+	if (PG_NARGS() > 3 && !PG_ARGISNULL(3)) {
+		capacity = PG_GETARG_INT64(3);
+		amq_pg_check(amq_check_capacity(capacity, &err), &err);
+	}
+	layout = amq_default_layout(kind, fpr);
+	if (PG_NARGS() > 4 && !PG_ARGISNULL(4)) {
+		text *name = PG_GETARG_TEXT_PP(4);
+
+		amq_pg_check(amq_parse_layout(kind, VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name),
+					      &layout, &err),
+			     &err);
+	}
+	b = MemoryContextAlloc(aggctx, sizeof(*b));
+	amq_pg_check(
+	    amq_builder_init(b, kind, layout, fpr, (uint64)capacity, AMQ_DEFAULT_SEED, &a, &err),
+	    &err);
+	return b;
+}
+
+/* Transition: add the value's hash; a NULL value only starts the builder. */
+static Datum agg_trans(FunctionCallInfo fcinfo, const amq_pg_call *call)
+{
+	MemoryContext aggctx = aggregate_context(fcinfo);
+	amq_builder *b;
+	amq_error err;
+
+	if (PG_ARGISNULL(0))
+		b = new_builder(fcinfo, call->kind, aggctx);
+	else
+		b = (amq_builder *)PG_GETARG_POINTER(0);
+	if (!PG_ARGISNULL(1)) {
+		const amq_pg_hasher *hasher = amq_pg_cached_hasher(fcinfo, 1);
+		uint64 hash = amq_pg_hash_value(hasher, PG_GETARG_DATUM(1), b->seed);
+
+		amq_pg_check(amq_builder_add(b, hash, &err), &err);
+	}
+	PG_RETURN_POINTER(b);
+}
+
+/* A combine step with a NULL input (a worker that saw no rows): the other
+ * input, or NULL when both are. Either state lives in the aggregate's
+ * context, so it can stand in for the missing one. */
+static Datum combine_with_null(FunctionCallInfo fcinfo)
+{
+	if (!PG_ARGISNULL(0))
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	if (!PG_ARGISNULL(1))
+		PG_RETURN_DATUM(PG_GETARG_DATUM(1));
+	PG_RETURN_NULL();
+}
+
+/* Combine: merge the second builder into the first. */
+Datum amq_pg_agg_combine(PG_FUNCTION_ARGS)
+{
+	amq_builder *b, *other;
+	amq_error err;
+
+	aggregate_context(fcinfo);
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		return combine_with_null(fcinfo);
+	b = (amq_builder *)PG_GETARG_POINTER(0);
+	other = (amq_builder *)PG_GETARG_POINTER(1);
+	amq_pg_check(amq_builder_merge(b, other, &err), &err);
+	amq_builder_free(other);
+	PG_RETURN_POINTER(b);
+}
+
+/* Serial: the builder's state as bytea, for the trip out of a worker. */
+Datum amq_pg_agg_serialize(PG_FUNCTION_ARGS)
+{
+	amq_builder *b = (amq_builder *)PG_GETARG_POINTER(0);
+	uint8_t *state;
+	size_t len;
+	amq_error err;
+	bytea *result;
+
+	aggregate_context(fcinfo);
+	amq_pg_check(amq_builder_serialize(b, &state, &len, &err), &err);
+	result = to_bytea(state, len);
+	b->alloc.free(b->alloc.ctx, state);
+	PG_RETURN_BYTEA_P(result);
+}
+
+/* Deserial: a builder in the aggregate context from serial's bytes. */
+Datum amq_pg_agg_deserialize(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggctx = aggregate_context(fcinfo);
+	bytea *state = PG_GETARG_BYTEA_PP(0);
+	size_t len = VARSIZE_ANY_EXHDR(state);
+	amq_allocator a = amq_pg_allocator(aggctx);
+	amq_builder *b = MemoryContextAlloc(aggctx, sizeof(*b));
+	amq_error err;
+
+	amq_pg_check(amq_builder_deserialize(b, VARDATA_ANY(state), len, &a, &err), &err);
+	PG_RETURN_POINTER(b);
+}
+
+/*
+ * Final: the builder's filter. No rows at all gives the filter of a builder
+ * with the default fpr and no capacity: a valid empty filter, never NULL.
+ * The builder is left as it was, so the state may be finished again.
+ */
+static Datum agg_final(FunctionCallInfo fcinfo, const amq_pg_call *call)
+{
+	amq_kind kind = call->kind;
+	amq_builder empty, *b;
+	amq_filter f;
+	amq_error err;
+	struct varlena *result;
+
+	aggregate_context(fcinfo);
+	if (PG_ARGISNULL(0)) {
+		amq_allocator a = amq_pg_allocator(CurrentMemoryContext);
+
+		amq_pg_check(amq_builder_init(&empty, kind, amq_default_layout(kind, DEFAULT_FPR),
+					      DEFAULT_FPR, 0, AMQ_DEFAULT_SEED, &a, &err),
+			     &err);
+		b = &empty;
+	} else {
+		b = (amq_builder *)PG_GETARG_POINTER(0);
+	}
+	amq_pg_check(amq_builder_finish(b, &f, &err), &err);
+	result = amq_pg_filter_to_varlena(&f);
+	amq_filter_free(&f, &b->alloc);
+	if (b == &empty)
+		amq_builder_free(&empty);
+	PG_RETURN_POINTER(result);
+}
+
+/* A union state in aggctx: a verified, writable copy of bytes[0..size). */
+static amq_filter *new_union_state(MemoryContext aggctx, const void *bytes, size_t size,
+				   const amq_pg_call *call)
+{
+	amq_filter *state = MemoryContextAlloc(aggctx, sizeof(*state));
+	void *copy = MemoryContextAllocExtended(aggctx, size, MCXT_ALLOC_HUGE);
+
+	memcpy(copy, bytes, size);
+	amq_pg_open_bytes(state, copy, size, call, "filter");
+	return state;
+}
+
+/* bloom_union_agg transition: merge the filter in; NULL filters are skipped. */
+static Datum union_agg_trans(FunctionCallInfo fcinfo, const amq_pg_call *call)
+{
+	MemoryContext aggctx = aggregate_context(fcinfo);
+	amq_filter *state = PG_ARGISNULL(0) ? NULL : (amq_filter *)PG_GETARG_POINTER(0);
+	amq_filter in;
+	amq_error err;
+
+	if (PG_ARGISNULL(1)) {
+		if (state == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(state);
+	}
+	amq_pg_read_filter(PG_GETARG_DATUM(1), call, "filter", &in);
+	if (state == NULL)
+		PG_RETURN_POINTER(new_union_state(aggctx, in.bytes, in.size, call));
+	amq_pg_check(amq_filter_union_into(state, &in, &err), &err);
+	PG_RETURN_POINTER(state);
+}
+
+/* bloom_union_agg combine: OR the second union into the first. */
+Datum amq_pg_bloom_union_agg_combine(PG_FUNCTION_ARGS)
+{
+	amq_filter *state, *other;
+	amq_error err;
+
+	aggregate_context(fcinfo);
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		return combine_with_null(fcinfo);
+	state = (amq_filter *)PG_GETARG_POINTER(0);
+	other = (amq_filter *)PG_GETARG_POINTER(1);
+	amq_pg_check(amq_filter_union_into(state, other, &err), &err);
+	PG_RETURN_POINTER(state);
+}
+
+/* bloom_union_agg serial: the sealed union's bytes. */
+Datum amq_pg_bloom_union_agg_serialize(PG_FUNCTION_ARGS)
+{
+	amq_filter *state = (amq_filter *)PG_GETARG_POINTER(0);
+
+	aggregate_context(fcinfo);
+	amq_filter_seal(state);
+	PG_RETURN_BYTEA_P(to_bytea(state->bytes, state->size));
+}
+
+/* bloom_union_agg deserial: a checked copy in the aggregate context. */
+static Datum union_agg_deserialize(FunctionCallInfo fcinfo, const amq_pg_call *call)
+{
+	MemoryContext aggctx = aggregate_context(fcinfo);
+	bytea *bytes = PG_GETARG_BYTEA_PP(0);
+
+	PG_RETURN_POINTER(
+	    new_union_state(aggctx, VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes), call));
+}
+
+/* bloom_union_agg final: the union, or NULL when every input was NULL. */
+Datum amq_pg_bloom_union_agg_final(PG_FUNCTION_ARGS)
+{
+	amq_filter *state;
+
+	aggregate_context(fcinfo);
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	state = (amq_filter *)PG_GETARG_POINTER(0);
+	amq_filter_seal(state);
+	PG_RETURN_POINTER(amq_pg_filter_to_varlena(state));
+}
+
+/* The kind-specific entry points of amq--*.sql: one line per kind. */
+AMQ_PG_KIND_FUNCTION(amq_pg_bloom_agg_trans, agg_trans, AMQ_KIND_BLOOM, "bloom_agg")
+AMQ_PG_KIND_FUNCTION(amq_pg_bloom_agg_final, agg_final, AMQ_KIND_BLOOM, "bloom_agg")
+AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_agg_trans, agg_trans, AMQ_KIND_CUCKOO, "cuckoo_agg")
+AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_agg_final, agg_final, AMQ_KIND_CUCKOO, "cuckoo_agg")
+AMQ_PG_KIND_FUNCTION(amq_pg_bloom_union_agg_trans, union_agg_trans, AMQ_KIND_BLOOM,
+		     "bloom_union_agg")
+AMQ_PG_KIND_FUNCTION(amq_pg_bloom_union_agg_deserialize, union_agg_deserialize, AMQ_KIND_BLOOM,
+		     "bloom_union_agg")

@@ -1,0 +1,47 @@
+/*
+ * filter/arguments.c - filter arguments and results of the SQL functions. A bloom or
+ * cuckoo datum is a varlena whose data bytes are exactly the core's serialized
+ * filter, so reading one is detoast + core's amq_filter_read, and
+ * returning one is a copy of the filter's bytes behind a varlena header.
+ */
+#include "postgres.h"
+
+#include "filter/filter.h"
+
+void amq_pg_open_bytes(amq_filter *f, const void *bytes, size_t size, const amq_pg_call *call,
+		       const char *arg)
+{
+	amq_error err;
+
+	amq_pg_check(amq_filter_read(f, bytes, size, call->kind, false, call->name, arg, &err),
+		     &err);
+}
+
+void amq_pg_read_filter(Datum d, const amq_pg_call *call, const char *arg, amq_filter *f)
+{
+	struct varlena *v = PG_DETOAST_DATUM_PACKED(d);
+
+	amq_pg_open_bytes(f, VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v), call, arg);
+}
+
+struct varlena *amq_pg_copy_filter(Datum d, const amq_pg_call *call, const char *arg, amq_filter *f)
+{
+	amq_filter src;
+	struct varlena *copy;
+	amq_error err;
+
+	amq_pg_read_filter(d, call, arg, &src);
+	copy = amq_pg_filter_to_varlena(&src);
+	/* Cannot fail: the same bytes just opened. */
+	amq_pg_check(amq_filter_open(f, VARDATA(copy), src.size, &err), &err);
+	return copy;
+}
+
+struct varlena *amq_pg_filter_to_varlena(const amq_filter *f)
+{
+	struct varlena *v = palloc_extended(VARHDRSZ + f->size, MCXT_ALLOC_HUGE);
+
+	SET_VARSIZE(v, VARHDRSZ + f->size);
+	memcpy(VARDATA(v), f->bytes, f->size);
+	return v;
+}

@@ -1,0 +1,74 @@
+/*
+ * filter/errors.c - the two places where the core meets PostgreSQL's runtime:
+ * core errors become ereport(ERROR) with a SQLSTATE per status, and core
+ * allocations go to palloc in a memory context chosen by the caller, so
+ * everything is released with that context even when an error aborts a call.
+ */
+#include "postgres.h"
+
+#include <ctype.h>
+
+#include "utils/memutils.h"
+
+#include "filter/filter.h"
+
+/* SQLSTATE of each core status (the mapping both adapters document). */
+static int status_sqlstate(amq_status status)
+{
+	switch (status) {
+	case AMQ_INVALID_FILTER:
+		return ERRCODE_INVALID_TEXT_REPRESENTATION; /* 22P02 */
+	case AMQ_INVALID_ARGUMENT:
+	case AMQ_WRONG_KIND:
+	case AMQ_INCOMPATIBLE:
+		return ERRCODE_INVALID_PARAMETER_VALUE; /* 22023 */
+	case AMQ_FILTER_FULL:
+	case AMQ_TOO_LARGE:
+		return ERRCODE_PROGRAM_LIMIT_EXCEEDED; /* 54000 */
+	case AMQ_NO_MEMORY:
+		return ERRCODE_OUT_OF_MEMORY; /* 53200 */
+	case AMQ_OK:
+		break;
+	}
+	return ERRCODE_INTERNAL_ERROR;
+}
+
+void amq_pg_raise(const amq_error *err)
+{
+	char hint[sizeof(err->hint) + 1];
+	size_t len = strnlen(err->hint, sizeof(err->hint) - 1);
+
+	/* PostgreSQL style: a hint is a sentence, the core's is a fragment. */
+	memcpy(hint, err->hint, len);
+	if (len > 0) {
+		hint[0] = (char)toupper((unsigned char)hint[0]);
+		hint[len++] = '.';
+	}
+	hint[len] = '\0';
+	if (len > 0)
+		ereport(ERROR, errcode(status_sqlstate(err->status)), errmsg("%s", err->message),
+			errhint("%s", hint));
+	ereport(ERROR, errcode(status_sqlstate(err->status)), errmsg("%s", err->message));
+}
+
+/* palloc in the context passed as ctx; NULL rather than an error on OOM. */
+static void *context_alloc(void *ctx, size_t size)
+{
+	if (size > MaxAllocHugeSize)
+		return NULL;
+	return MemoryContextAllocExtended((MemoryContext)ctx, size,
+					  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+}
+
+static void context_free(void *ctx, void *ptr)
+{
+	(void)ctx;
+	if (ptr != NULL)
+		pfree(ptr);
+}
+
+amq_allocator amq_pg_allocator(MemoryContext ctx)
+{
+	amq_allocator a = {context_alloc, context_free, ctx};
+	return a;
+}

@@ -1,0 +1,151 @@
+/*
+ * filter/filter.h - what the PostgreSQL adapter's files share: turning a core
+ * amq_error into ereport, the palloc-backed allocator, reading filter
+ * arguments, hashing SQL values of any supported type, and the per-call-site
+ * cache that lets a membership probe parse its filter once per query.
+ *
+ * Include after postgres.h; the core header (amq.h) comes with it.
+ */
+#ifndef AMQ_PG_H
+#define AMQ_PG_H
+
+#include "fmgr.h"
+
+#include "amq.h"
+#include "pg_compat.h"
+
+/*
+ * Declares a SQL-callable V1 function as one of the few symbols the module
+ * exports: it is built with -fvisibility=hidden, so nothing else of it (the
+ * core included) can clash with another library loaded into the server.
+ * PostgreSQL 16 and later mark the function itself PGDLLEXPORT inside
+ * PG_FUNCTION_INFO_V1; 15 marks only its info record, hence this declaration.
+ */
+#define AMQ_PG_FUNCTION(name)                                                                      \
+	extern PGDLLEXPORT Datum name(PG_FUNCTION_ARGS);                                           \
+	PG_FUNCTION_INFO_V1(name)
+
+/*
+ * What a generic SQL function needs to know about the one SQL name it is
+ * serving: the kind of filter it takes and the name its messages start with.
+ */
+typedef struct amq_pg_call {
+	amq_kind kind;
+	const char *name;
+} amq_pg_call;
+
+/*
+ * Defines the V1 entry point `symbol` as the generic implementation
+ * `generic(fcinfo, call)` for one kind: one macro line per kind and SQL
+ * function, as hstore does for its versions, so the C code is written once.
+ */
+#define AMQ_PG_KIND_FUNCTION(symbol, generic, kind, sql_name)                                      \
+	AMQ_PG_FUNCTION(symbol);                                                                   \
+	Datum symbol(PG_FUNCTION_ARGS)                                                             \
+	{                                                                                          \
+		static const amq_pg_call call = {kind, sql_name};                                  \
+		return generic(fcinfo, &call);                                                     \
+	}
+
+/* ---- errors and memory (filter/errors.c) ---- */
+
+/*
+ * Raises err as ereport(ERROR) with the SQLSTATE its status maps to, the
+ * core's message unchanged and its hint capitalised with a trailing period.
+ */
+_Noreturn void amq_pg_raise(const amq_error *err);
+
+/* Raises unless st is AMQ_OK. */
+static inline void amq_pg_check(amq_status st, const amq_error *err)
+{
+	if (st != AMQ_OK)
+		amq_pg_raise(err);
+}
+
+/*
+ * An allocator that pallocs in ctx (huge allocations allowed) and returns
+ * NULL instead of raising when memory runs out, so the core reports
+ * AMQ_NO_MEMORY and the adapter raises SQLSTATE 53200.
+ */
+amq_allocator amq_pg_allocator(MemoryContext ctx);
+
+/* ---- filter arguments and results (filter/arguments.c) ---- */
+
+/*
+ * Reads the filter in bytes[0..size) with core's amq_filter_read (open, kind,
+ * verify); raises 22P02 / 22023 with a message that starts "<call name>:
+ * <arg>: ", the same as SQLite's for the same bytes. The view points into
+ * bytes.
+ */
+void amq_pg_open_bytes(amq_filter *f, const void *bytes, size_t size, const amq_pg_call *call,
+		       const char *arg);
+
+/* Detoasts the filter argument d and opens it read-only as above. */
+void amq_pg_read_filter(Datum d, const amq_pg_call *call, const char *arg, amq_filter *f);
+
+/*
+ * A fresh varlena holding a copy of the filter argument d, opened writable in
+ * *f: the starting point of every function that returns a changed filter.
+ * Seal *f before returning the varlena.
+ */
+struct varlena *amq_pg_copy_filter(Datum d, const amq_pg_call *call, const char *arg,
+				   amq_filter *f);
+
+/* A new varlena (in CurrentMemoryContext) holding f's bytes. */
+struct varlena *amq_pg_filter_to_varlena(const amq_filter *f);
+
+/* ---- hashing SQL values (filter/hashing.c) ---- */
+
+/* How a value of one SQL type becomes core hash input. */
+typedef enum amq_pg_encoding {
+	AMQ_PG_INT2,
+	AMQ_PG_INT4,
+	AMQ_PG_INT8,
+	AMQ_PG_FLOAT4,
+	AMQ_PG_FLOAT8,
+	AMQ_PG_NUMERIC,
+	AMQ_PG_BOOL,
+	AMQ_PG_TEXT,   /* text, varchar */
+	AMQ_PG_BPCHAR, /* trailing spaces do not count */
+	AMQ_PG_NAME,
+	AMQ_PG_CITEXT, /* lower-cased as citext compares */
+	AMQ_PG_BYTEA,
+	AMQ_PG_DATE,
+	AMQ_PG_TIME,
+	AMQ_PG_TIMESTAMP,
+	AMQ_PG_TIMESTAMPTZ,
+	AMQ_PG_UUID
+} amq_pg_encoding;
+
+/* The resolved encoding of one polymorphic argument at one call site. */
+typedef struct amq_pg_hasher {
+	amq_pg_encoding encoding;
+	bool convert_to_utf8; /* server encoding is not UTF-8 */
+} amq_pg_hasher;
+
+/*
+ * Resolves the type of argument argno of the current call (domains to their
+ * base type) and checks it can be hashed so that equal values hash equally:
+ * raises 0A000 for an unsupported type or a nondeterministic collation.
+ */
+void amq_pg_hasher_init(amq_pg_hasher *h, FunctionCallInfo fcinfo, int argno);
+
+/* The core hash of one non-NULL value of the hasher's type. */
+uint64 amq_pg_hash_value(const amq_pg_hasher *h, Datum value, uint64 seed);
+
+/* The hasher for argument argno kept in fn_extra, set up on first use. */
+const amq_pg_hasher *amq_pg_cached_hasher(FunctionCallInfo fcinfo, int argno);
+
+/* ---- membership probes with a cached filter (filter/call_cache.c) ---- */
+
+/*
+ * For a probe function (contains, count): the filter argument filter_arg,
+ * read at most once per distinct filter value at this call site (the parse
+ * and its variant's probe are kept in fn_extra), and in *hash the hash of
+ * argument value_arg with that filter's seed. Both arguments must be
+ * non-NULL. The filter stays valid until the next call.
+ */
+const amq_filter *amq_pg_probe(FunctionCallInfo fcinfo, int filter_arg, int value_arg,
+			       const amq_pg_call *call, amq_probe *probe, uint64 *hash);
+
+#endif

@@ -1,0 +1,330 @@
+/*
+ * joinfilter/joinfilter.h - what the files of the automatic join filter share.
+ *
+ * A planner hook (joinfilter/plan.c) gives an eligible hash join two
+ * custom scan nodes: a builder under its Hash node, which adds each inner
+ * tuple's join key to a blocked Bloom filter (joinfilter/build.c), and a
+ * probe above the outer side's scan (above each partition's, for a
+ * partitioned table), which drops the rows whose key the filter rules out
+ * (joinfilter/probe.c); right above a sequential scan, the probes drop
+ * rows inside the scan, a page at a time (joinfilter/sift.c). An
+ * ExecutorStart hook (joinfilter/link.c) ties each probe to its builder,
+ * and each builder to its hash join, in every executor tree.
+ *
+ * Include after postgres.h.
+ */
+#ifndef PG_JOIN_FILTER_H
+#define PG_JOIN_FILTER_H
+
+#include "access/htup_details.h"
+#include "fmgr.h"
+#include "nodes/execnodes.h"
+#include "nodes/extensible.h"
+#include "port/atomics.h"
+#include "storage/buf.h"
+
+#include "amq.h"
+#include "pg_compat.h"
+
+#define AMQ_JF_BUILD_NAME "AmqJoinFilterBuild"
+#define AMQ_JF_PROBE_NAME "AmqJoinFilterProbe"
+
+/* False-positive rate every join filter is sized for. */
+#define AMQ_JF_FPR 0.01
+/* A probe decides whether its filter pays over windows of this many probes
+ * ... */
+#define AMQ_JF_CHECK_ROWS 10000
+/* ... and switches itself off when more than this share of a window passed. */
+#define AMQ_JF_MAX_RUNTIME_PASS 0.9
+/* A switched-off probe passes this many rows on unprobed, then probes one
+ * more window (the filter may pay on later rows: a table stored in key order);
+ * each further switch-off doubles the stretch, so a filter that never pays
+ * probes O(log rows) windows in all. */
+#define AMQ_JF_OFF_ROWS (25 * AMQ_JF_CHECK_ROWS)
+/* A filter whose measured false-positive rate exceeds this when its build
+ * ends (the inner side held far more keys than estimated) is not used. */
+#define AMQ_JF_MAX_BUILT_FPR 0.2
+
+/* ---- settings (joinfilter/settings.c) ---- */
+
+extern bool amq_jf_enabled;
+extern int amq_jf_max_kb;	    /* per-filter memory cap, in kB */
+extern double amq_jf_max_pass_rate; /* build when expected pass rate <= this */
+
+/* Defines the settings, registers the custom scans, installs the hooks
+ * (called once, by _PG_init). */
+void amq_jf_init(void);
+
+/* ---- the planner hook (joinfilter/plan.c) ---- */
+
+/* Installs the planner hook, chaining any hook already set. */
+void amq_jf_install_planner_hook(void);
+
+/* Whether this backend has planned a join filter: until it has, and outside
+ * parallel workers (whose plans come from their leader), no executor tree
+ * holds one and the ExecutorStart hook has nothing to link. */
+extern bool amq_jf_planned_any;
+
+/* ---- hashing a key with its join operator's hash support (joinfilter/hash.c) ---- */
+
+/*
+ * The 64-bit extended hash functions (HASHEXTENDED_PROC) of hash operator
+ * opno's hash opfamily for its left and right input types. False when the
+ * operator has no hash opfamily or the opfamily lacks either function.
+ */
+bool amq_jf_hash_procs(Oid opno, Oid *left_proc, Oid *right_proc);
+
+/*
+ * How a key column becomes its 64-bit part of a filter's input. Integer keys
+ * (int2, int4, int8, and types hashed as those: date, xid, cid, xid8) are
+ * taken as their value, widened to 64 bits, when the hash procs of both sides
+ * are integer ones: the operator then means equal values, so this is as exact
+ * as the extended hash and saves a function call per row. Every other key goes
+ * through its type's extended hash function.
+ */
+typedef enum amq_jf_key_form {
+	AMQ_JF_KEY_EXTENDED_HASH,
+	AMQ_JF_KEY_INT2,
+	AMQ_JF_KEY_INT4,
+	AMQ_JF_KEY_INT8,
+} amq_jf_key_form;
+
+/* How one key column is hashed: its form, its extended hash function (for
+ * AMQ_JF_KEY_EXTENDED_HASH) and the hash clause's collation. */
+typedef struct amq_jf_key {
+	amq_jf_key_form form;
+	FmgrInfo hash_fn;
+	Oid collation;
+} amq_jf_key;
+
+/* The form of a key whose side hashes with proc and whose other side with
+ * other_proc (both from amq_jf_hash_procs). */
+amq_jf_key_form amq_jf_key_form_of(Oid proc, Oid other_proc);
+
+/* Sets key up to hash in form with proc under collation. */
+void amq_jf_key_init(amq_jf_key *key, amq_jf_key_form form, Oid proc, Oid collation);
+
+/* Whether hashing any of keys may allocate (it calls a hash function), so that
+ * the caller must reset its per-row memory. */
+bool amq_jf_keys_allocate(const amq_jf_key *keys, int nkeys);
+
+/* splitmix64's finalizer: integer keys are raw values, and some types'
+ * extended hashes are weak in places. */
+static inline uint64 amq_jf_mix64(uint64 h)
+{
+	h ^= h >> 30;
+	h *= UINT64CONST(0xbf58476d1ce4e5b9);
+	h ^= h >> 27;
+	h *= UINT64CONST(0x94d049bb133111eb);
+	h ^= h >> 31;
+	return h;
+}
+
+/* The 64 bits a key contributes for value. */
+static inline uint64 amq_jf_key_bits(const amq_jf_key *key, Datum value)
+{
+	switch (key->form) {
+	case AMQ_JF_KEY_INT2:
+		return (uint64)(int64)DatumGetInt16(value);
+	case AMQ_JF_KEY_INT4:
+		return (uint64)(int64)DatumGetInt32(value);
+	case AMQ_JF_KEY_INT8:
+		return (uint64)DatumGetInt64(value);
+	case AMQ_JF_KEY_EXTENDED_HASH:
+		return DatumGetUInt64(FunctionCall2Coll((FmgrInfo *)&key->hash_fn, key->collation,
+							value, Int64GetDatum(0)));
+	}
+	pg_unreachable();
+}
+
+/*
+ * The Bloom input of one row's non-NULL keys: each taken in its form, mixed so
+ * that every bit depends on every key, and combined in key order. Builder and
+ * probe hash the same keys in the same order, so equal keys give equal inputs.
+ * Inline: the probe runs it for every row of the scan.
+ */
+static inline uint64 amq_jf_hash_keys(const amq_jf_key *keys, int nkeys, const Datum *values)
+{
+	uint64 h = 0;
+
+	for (int i = 0; i < nkeys; i++)
+		h = amq_jf_mix64(h ^ amq_jf_key_bits(&keys[i], values[i]) ^ (uint64)i);
+	return h;
+}
+
+/* EXPLAIN's text for a filter's keys in a deparse context: "f.a", or
+ * "(f.a, f.b)" for a combined filter. */
+char *amq_jf_deparse_keys(List *keys, List *context);
+
+/* ---- the builder node (joinfilter/build.c) ---- */
+
+/*
+ * Whether a filter pays, judged over the rows that all its probes in this
+ * participant test (a probe per partition of a partitioned table shares one
+ * judge, so that small partitions add up to the windows that decide). The
+ * probes switch off together; each of them notices at its next row.
+ */
+typedef struct amq_jf_judge {
+	uint32 window_left;    /* probes left in the current window */
+	uint32 window_passed;  /* rows passed in it */
+	uint64 off_left;       /* switched off: rows left to pass unprobed */
+	uint64 off_next;       /* the next switch-off's stretch */
+	bool off_until_rescan; /* switched off: this build's filter is overfull */
+} amq_jf_judge;
+
+/* A judge that has seen nothing yet: on, at the start of its first window. */
+void amq_jf_judge_init(amq_jf_judge *judge);
+
+/* One filter a builder fills: one hash clause of its hash join, or several
+ * whose outer keys all reach the same places (one combined filter). */
+typedef struct amq_jf_filter {
+	int id;		       /* unique within its PlannedStmt */
+	uint64 capacity;       /* keys the filter is sized for */
+	int nkeys;	       /* hash clauses combined */
+	amq_jf_key *keys;      /* inner types' extended hashes, collations */
+	ExprState **key_exprs; /* the inner keys over the builder's input */
+	amq_filter bloom;      /* bytes NULL until the first build starts */
+	amq_probe contains;    /* bloom's probe on this CPU, set with its bytes */
+	bool shared;	       /* bytes in the DSM of a Parallel Hash join, filled
+				* by every participant (see amq_jf_filter_readiness) */
+	bool published;	       /* private: complete for the current hash table;
+				* shared: overfull computed for the current build */
+	bool overfull;	       /* last build ended above AMQ_JF_MAX_BUILT_FPR */
+	uint64 keys_added;     /* non-NULL keys, all builds; for a shared filter
+				* after the leader's shutdown, all participants' */
+	amq_jf_judge judge;    /* shared by the filter's probes */
+	struct amq_jf_build_state *owner;
+} amq_jf_filter;
+
+typedef struct amq_jf_build_state {
+	CustomScanState css;
+	int nfilters;
+	amq_jf_filter *filters;
+	HashJoinState *join;		     /* set by the ExecutorStart hook; NULL: unlinked */
+	pg_atomic_uint64 *shared_keys_added; /* per filter, in the DSM; or NULL */
+	bool keys_reported;		     /* this participant's counts are in them */
+	bool started;			     /* the current build has created its filters */
+	bool finished;			     /* ... and has seen the end of its input */
+} amq_jf_build_state;
+
+extern const CustomScanMethods amq_jf_build_methods;
+extern const CustomExecMethods amq_jf_build_exec_methods;
+
+/* Whether a filter may drop rows now. */
+typedef enum amq_jf_readiness {
+	AMQ_JF_NOT_BUILT, /* not linked, or its build is not complete */
+	AMQ_JF_USABLE,
+	AMQ_JF_OVERFULL, /* built, but with far more keys than planned: useless */
+} amq_jf_readiness;
+
+/*
+ * Whether f may drop rows now. It is usable when it is linked to its hash
+ * join, that join has a hash table (one that decided to rebuild has none
+ * until the rebuild starts), and the build of that table is complete and did
+ * not end overfull. A private filter is complete when its own builder saw the
+ * end of its input. A shared one (Parallel Hash) is complete when the join's
+ * build barrier has moved past PHJ_BUILD_HASHING_INNER (16: PHJ_BUILD_HASH_INNER): every participant
+ * that took part in the build has then added all the rows it read, and one
+ * that arrives later finds the filter whole. A participant never probes with
+ * a partial filter.
+ */
+amq_jf_readiness amq_jf_filter_readiness(amq_jf_filter *f);
+
+/* ---- the probe node (joinfilter/probe.c) ---- */
+
+/*
+ * The probes stacked right above one sequential scan of a heap table (the
+ * first one's input is the scan, each next one's the probe below it) that
+ * sift its pages (joinfilter/sift.c), and the page they sifted last.
+ */
+typedef struct amq_jf_sift {
+	SeqScanState *scan;
+	List *probes;	   /* amq_jf_probe_state *, lowest first */
+	Buffer buffer;	   /* the page last sifted; InvalidBuffer: none */
+	BlockNumber block; /* its block (a buffer may hold another page later) */
+	int from;	   /* the scan's visible tuples from this index on were sifted */
+} amq_jf_sift;
+
+/*
+ * EXPLAIN ANALYZE's counts live in the node's Instrumentation, which parallel
+ * query sums over all participants: nfiltered1 counts rows removed, ntuples2
+ * rows probed, nfiltered2 rows passed before the filter was usable. The rows
+ * passed while switched off are the rest of the rows returned.
+ */
+typedef struct amq_jf_probe_state {
+	CustomScanState css;
+	int filter_id;
+	int nkeys;
+	AttrNumber *attnos;	     /* key columns in the input's rows */
+	amq_jf_key *keys;	     /* outer types' extended hashes, collations */
+	bool keys_allocate;	     /* hashing them may allocate: reset per row */
+	amq_jf_filter *filter;	     /* set by the ExecutorStart hook; NULL: pass all */
+	bool ready;		     /* filter found usable since the last rescan */
+	amq_jf_judge *judge;	     /* the filter's; an unlinked probe's own */
+	ExecProcNodeMtd probe_proc;  /* the node's own call, while it probes */
+	bool ever_off;		     /* switched off at some point */
+	amq_jf_sift *sift;	     /* the stack above a heap scan it is in, or NULL */
+	AttrNumber *heap_attnos;     /* key columns in the scanned table, when it sifts */
+	OffsetNumber sifted_through; /* it tested the last sifted page's tuples
+				      * after its first row up to this offset;
+				      * InvalidOffsetNumber: none */
+} amq_jf_probe_state;
+
+/* amq_jf_probe_hash for keys whose hashing may allocate: in the probe's
+ * per-row memory, reset after. */
+uint64 amq_jf_probe_hash_allocating(amq_jf_probe_state *state, const Datum *values);
+
+/* The Bloom input of a row's non-NULL key values. Inline: it runs for every
+ * row of the scan. */
+static inline uint64 amq_jf_probe_hash(amq_jf_probe_state *state, const Datum *values)
+{
+	if (state->keys_allocate)
+		return amq_jf_probe_hash_allocating(state, values);
+	return amq_jf_hash_keys(state->keys, state->nkeys, values);
+}
+
+/* Counts probed rows, of which passed passed, for EXPLAIN ANALYZE and in the
+ * judge's window, which may end and switch the filter's probes off. */
+void amq_jf_count_probes(amq_jf_probe_state *state, uint32 probed, uint32 passed);
+
+/* Whether the probe drops rows now: its filter is usable and on. */
+static inline bool amq_jf_probing(const amq_jf_probe_state *state)
+{
+	return state->ready && state->judge->off_left == 0;
+}
+
+/* ---- sifting a heap page inside its scan (joinfilter/sift.c) ---- */
+
+/* Puts the probe state, whose input was just started, into the sift of the
+ * stack it is in, starting one when input is a sequential scan of a heap
+ * table: state->sift, and state->heap_attnos when its keys are columns of
+ * that table (else it probes row by row, and still passes the sift on). */
+void amq_jf_sift_join(amq_jf_probe_state *state, PlanState *input);
+
+/* Where the row the scan below a probe of the stack just returned stands. */
+typedef enum amq_jf_sift_place {
+	AMQ_JF_ROW_SIFTED,	/* the probe sifted it: it passes, counted as probed */
+	AMQ_JF_ROW_UNSIFTED,	/* the probe tests it by itself */
+	AMQ_JF_ROW_STARTS_PAGE, /* ditto, and it is the first the stack sees of its
+				 * page: amq_jf_sift_rest() once it is counted */
+} amq_jf_sift_place;
+
+/* Where the row the scan just returned stands for the probe state. */
+amq_jf_sift_place amq_jf_sift_row(amq_jf_probe_state *state);
+
+/* Sifts the rest of the scan's page, after the row it just returned, with
+ * every probe of the stack that is probing now. */
+void amq_jf_sift_rest(amq_jf_sift *sift);
+
+/* Forgets the page last sifted: the scan is about to start again. */
+void amq_jf_sift_restart(amq_jf_sift *sift);
+
+extern const CustomScanMethods amq_jf_probe_methods;
+extern const CustomExecMethods amq_jf_probe_exec_methods;
+
+/* ---- linking at executor start (joinfilter/link.c) ---- */
+
+/* Installs the ExecutorStart hook, chaining any hook already set. */
+void amq_jf_install_executor_hook(void);
+
+#endif

@@ -1,0 +1,589 @@
+/*
+ * joinfilter/plan.c - the planner hook: after standard_planner it walks
+ * the finished plan (main tree and every subplan) and gives each hash join
+ * that may drop outer rows, and is expected to drop enough of them, a builder
+ * under its Hash node and probes above the outer side's scans (one combined
+ * filter, or one per hash clause, see add_join_filters()). Both nodes are
+ * made directly in the form set_plan_refs leaves a plan in, since setrefs has
+ * already run.
+ *
+ * Invariants this relies on (PostgreSQL 15's createplan.c and setrefs.c, the
+ * same in 18's):
+ *   - a HashJoin's hashkeys are its outer keys and its Hash child's hashkeys
+ *     the inner ones, in the same order as hashoperators and hashcollations,
+ *     each operator written as (outer = inner);
+ *   - after setrefs a join's targetlist refers to its children's outputs as
+ *     Var(OUTER_VAR / INNER_VAR, position in that child's targetlist), and an
+ *     Append's is Var(OUTER_VAR, i) for its i-th column, which every child
+ *     returns at position i (set_dummy_tlist_references).
+ * Which rows may be dropped and where the probe may go is explained at
+ * join_may_filter() and descend().
+ */
+#include "postgres.h"
+
+#include "executor/nodeHash.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/planner.h"
+
+#include "joinfilter/joinfilter.h"
+
+static planner_hook_type prev_planner;
+
+bool amq_jf_planned_any = false;
+
+/* What one walk over a PlannedStmt hands out. */
+typedef struct plan_walk {
+	int next_filter_id;
+	int next_plan_node_id;
+	int parallel_workers; /* of the nearest Gather above; 0 outside one */
+} plan_walk;
+
+typedef void (*child_fn)(Plan **slot, void *arg);
+
+/* Calls fn on the address of every child of plan, so that fn may replace it. */
+static void for_each_child(Plan *plan, child_fn fn, void *arg)
+{
+	ListCell *lc;
+	List *children = NIL;
+
+	if (plan->lefttree != NULL)
+		fn(&plan->lefttree, arg);
+	if (plan->righttree != NULL)
+		fn(&plan->righttree, arg);
+	switch (nodeTag(plan)) {
+	case T_Append:
+		children = ((Append *)plan)->appendplans;
+		break;
+	case T_MergeAppend:
+		children = ((MergeAppend *)plan)->mergeplans;
+		break;
+	case T_BitmapAnd:
+		children = ((BitmapAnd *)plan)->bitmapplans;
+		break;
+	case T_BitmapOr:
+		children = ((BitmapOr *)plan)->bitmapplans;
+		break;
+	case T_CustomScan:
+		children = ((CustomScan *)plan)->custom_plans;
+		break;
+	case T_SubqueryScan:
+		fn(&((SubqueryScan *)plan)->subplan, arg);
+		break;
+	default:
+		break;
+	}
+	foreach (lc, children)
+		fn((Plan **)&lfirst(lc), arg);
+}
+
+/* Raises *(int *)arg to the largest plan_node_id in the tree at *slot. */
+static void max_node_id(Plan **slot, void *arg)
+{
+	int *max = arg;
+
+	*max = Max(*max, (*slot)->plan_node_id);
+	for_each_child(*slot, max_node_id, arg);
+}
+
+/*
+ * Whether a filter built from the inner keys may drop outer rows: only when
+ * an outer row without a match produces no output. PostgreSQL's JOIN_RIGHT
+ * preserves the inner (hashed) side, so it qualifies, and so do the hash
+ * joins that return inner rows by whether an outer row matched them:
+ * JOIN_RIGHT_ANTI (16 and later) and JOIN_RIGHT_SEMI (18 and later), where
+ * an outer row without a match marks nothing. LEFT and FULL preserve the
+ * outer side and ANTI keeps exactly the rows without a match. A Parallel
+ * Hash join qualifies too: its builder is parallel-aware and fills one shared
+ * filter from every participant (joinfilter/build.c).
+ */
+static bool join_may_filter(HashJoin *hj)
+{
+	Plan *hash = innerPlan(hj);
+
+	if (hash == NULL || !IsA(hash, Hash) || hj->hashkeys == NIL)
+		return false;
+	switch (hj->join.jointype) {
+	case JOIN_INNER:
+	case JOIN_SEMI:
+	case JOIN_RIGHT:
+#if PG_VERSION_NUM >= 160000
+	case JOIN_RIGHT_ANTI:
+#endif
+#if PG_VERSION_NUM >= 180000
+	case JOIN_RIGHT_SEMI:
+#endif
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The share of outer rows the planner expects to find a match: join rows /
+ * outer rows, an upper bound when inner keys repeat. */
+static double expected_pass_rate(HashJoin *hj)
+{
+	Plan *outer = outerPlan(hj);
+
+	if (outer->plan_rows <= 0)
+		return 1.0;
+	return Min(1.0, hj->join.plan.plan_rows / outer->plan_rows);
+}
+
+/* The rows the planner expects the hash table to hold: for a Parallel Hash
+ * node, those of all participants (its input's estimate is one's share), as
+ * ExecHashTableCreate reads them. */
+static double inner_rows(Hash *hash)
+{
+	return hash->plan.parallel_aware ? hash->rows_total : outerPlan(hash)->plan_rows;
+}
+
+/*
+ * Whether the planner expects a filter to pay: the expected pass rate is at
+ * most amq.join_filter_max_pass_rate, or the join is expected to run in
+ * batches (sized as ExecHashTableCreate sizes it: a Parallel Hash table may
+ * use the memory of every participant) and some rows can be dropped before
+ * they are written to batch files.
+ */
+static bool join_worth_filtering(HashJoin *hj, double pass, const plan_walk *walk)
+{
+	Hash *hash = (Hash *)innerPlan(hj);
+	bool shared = hash->plan.parallel_aware;
+	size_t space;
+	int buckets, batches, skew;
+
+	if (pass <= amq_jf_max_pass_rate)
+		return true;
+	ExecChooseHashTableSize(inner_rows(hash), outerPlan(hash)->plan_width, false, shared,
+				shared ? walk->parallel_workers : 0, &space, &buckets, &batches,
+				&skew);
+	return batches > 1 && pass <= AMQ_JF_MAX_RUNTIME_PASS;
+}
+
+/* The memory hash's table may use, as ExecChooseHashTableSize allows it:
+ * work_mem times hash_mem_multiplier, times the participants (workers and
+ * leader) for a Parallel Hash table, which they build and share together. */
+static double hash_memory(Hash *hash, const plan_walk *walk)
+{
+	double limit = (double)get_hash_memory_limit();
+
+	return hash->plan.parallel_aware ? limit * (walk->parallel_workers + 1) : limit;
+}
+
+/* Keys a filter for hash's inner side is sized for, or 0 when even the
+ * smallest sensible filter would exceed amq.join_filter_max_memory or the
+ * memory the hash table may use: a filter never takes more than the hash
+ * table it shadows may. */
+static uint64 filter_capacity(Hash *hash, const plan_walk *walk)
+{
+	double inner = inner_rows(hash);
+	double max_bytes = Min((double)amq_jf_max_kb * 1024.0, hash_memory(hash, walk));
+	double want = Min(Max(2.0 * inner, 1024.0), (double)PG_INT32_MAX);
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		size_t bytes;
+		amq_error err;
+
+		if (amq_bloom_create_bytes((uint64)want, AMQ_JF_FPR, AMQ_LAYOUT_BLOCKED, &bytes,
+					   &err) == AMQ_OK &&
+		    (double)bytes <= max_bytes)
+			return (uint64)want;
+		want = Max(inner, 1024.0);
+	}
+	return 0;
+}
+
+/* e without binary-compatible relabelings, which leave a datum unchanged. */
+static Expr *strip_relabel(Expr *e)
+{
+	while (e != NULL && IsA(e, RelabelType))
+		e = ((RelabelType *)e)->arg;
+	return e;
+}
+
+/* The expected pass rate a probe was planned with. */
+static double probe_pass_rate(Plan *probe)
+{
+	return floatVal(lsecond(((CustomScan *)probe)->custom_private));
+}
+
+/* Where one key's probe goes: a plan's slot and the key's column there. */
+typedef struct key_place {
+	Plan **slot;
+	AttrNumber attno;
+} key_place;
+
+/* The plain Var that column attno of plan's output is, looking through
+ * binary-compatible relabelings; NULL when it is computed. */
+static Var *column_var(Plan *plan, AttrNumber attno)
+{
+	TargetEntry *tle = list_nth_node(TargetEntry, plan->targetlist, attno - 1);
+	Var *var = (Var *)strip_relabel(tle->expr);
+
+	return var != NULL && IsA(var, Var) ? var : NULL;
+}
+
+/*
+ * One step of descend() below plan, whose output column *attno is the key:
+ * the slot of the input that column comes from unchanged, with *attno set to
+ * its column there; NULL when the probe goes right above plan.
+ */
+static Plan **step_down(Plan *plan, AttrNumber *attno, double pass)
+{
+	Var *var;
+	Plan **next = NULL;
+
+	if (nodeTag(plan) == T_CustomScan && ((CustomScan *)plan)->methods == &amq_jf_probe_methods)
+		/* a probe mirrors its input column for column */
+		return probe_pass_rate(plan) <= pass ? NULL : &plan->lefttree;
+	var = column_var(plan, *attno);
+	if (var == NULL)
+		return NULL;
+	switch (nodeTag(plan)) {
+	case T_HashJoin:
+	case T_MergeJoin:
+	case T_Result:
+		if (var->varno == OUTER_VAR && plan->lefttree != NULL)
+			next = &plan->lefttree;
+		break;
+	case T_NestLoop:
+		if (var->varno == OUTER_VAR)
+			next = &plan->lefttree;
+		else if (var->varno == INNER_VAR)
+			next = &plan->righttree;
+		break;
+	default:
+		break;
+	}
+	if (next != NULL)
+		*attno = var->varattno;
+	return next;
+}
+
+/*
+ * The children of an Append whose output column attno is the key, each of
+ * which returns its rows in the Append's column order (the partitions of a
+ * partitioned table, the branches of a UNION ALL); NIL for any other plan,
+ * and when a child runs asynchronously (a probe above it would make the
+ * Append run it synchronously).
+ */
+static List *append_children(Plan *plan, AttrNumber attno)
+{
+	List *children;
+	Var *var;
+	ListCell *lc;
+
+	if (!IsA(plan, Append))
+		return NIL;
+	children = ((Append *)plan)->appendplans;
+	var = column_var(plan, attno);
+	if (var == NULL || var->varno != OUTER_VAR || var->varattno != attno)
+		return NIL;
+	foreach (lc, children)
+		if (((Plan *)lfirst(lc))->async_capable)
+			return NIL;
+	return children;
+}
+
+/*
+ * Follows the outer key, column attno of the plan at *slot, down to where
+ * its probes go, and appends each such place to *places: one, or one per
+ * child of an Append on the way.
+ * Probes stack in order of their expected pass rate, the most selective one
+ * nearest the scan (it runs first), so a new probe stops above the first
+ * probe that passes fewer rows than its own pass rate.
+ * Rows dropped anywhere on the way would have been dropped by the join
+ * anyway: they carry the key unchanged, or NULL in rows another join NULL-
+ * extended, and the join's strict hash operator matches no NULL. The walk
+ * passes only through nodes that re-read their input on every rescan, so no
+ * node below the join keeps rows chosen by an older filter:
+ *   - any join's outer side (an intermediate hash join keeps its inner side
+ *     across rescans, so that side is never entered), a nested loop's inner
+ *     side (rescanned for every outer row);
+ *   - a Result over one input, probes placed earlier, and every child of an
+ *     Append.
+ * It stops at anything else (scans, Sort, Material, Memoize, Agg, Limit,
+ * Gather, MergeAppend, SubqueryScan, CTE scans, ...) and at a column that is
+ * not a plain Var of the input, and the probe goes right above that node. A
+ * place where the key is no column (a child returning fewer columns) gets no
+ * probe: filtering only some children of an Append is still correct.
+ */
+static void descend(Plan **slot, AttrNumber attno, double pass, List **places)
+{
+	key_place *place;
+
+	for (;;) {
+		Plan **next;
+		List *children;
+		ListCell *lc;
+
+		if (attno < 1 || attno > list_length((*slot)->targetlist))
+			return;
+		children = append_children(*slot, attno);
+		if (children != NIL) {
+			foreach (lc, children)
+				descend((Plan **)&lfirst(lc), attno, pass, places);
+			return;
+		}
+		next = step_down(*slot, &attno, pass);
+		if (next == NULL)
+			break;
+		slot = next;
+	}
+	place = palloc(sizeof(key_place));
+	place->slot = slot;
+	place->attno = attno;
+	*places = lappend(*places, place);
+}
+
+/*
+ * A custom scan that returns its input's tuples as they are, built in
+ * post-setrefs form: targetlist Var(INDEX_VAR, i) over custom_scan_tlist
+ * Var(OUTER_VAR, i), so the executor needs no projection and EXPLAIN
+ * resolves each column through the input. Costs and rows are the input's
+ * plus one operator per row.
+ */
+static CustomScan *make_passthrough(Plan *input, const CustomScanMethods *methods, plan_walk *walk)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	Plan *plan = &cscan->scan.plan;
+	ListCell *lc;
+	AttrNumber i = 1;
+
+	foreach (lc, input->targetlist) {
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Oid type = exprType((Node *)tle->expr);
+		int32 typmod = exprTypmod((Node *)tle->expr);
+		Oid coll = exprCollation((Node *)tle->expr);
+
+		plan->targetlist =
+		    lappend(plan->targetlist,
+			    makeTargetEntry((Expr *)makeVar(INDEX_VAR, i, type, typmod, coll, 0), i,
+					    tle->resname, tle->resjunk));
+		cscan->custom_scan_tlist =
+		    lappend(cscan->custom_scan_tlist,
+			    makeTargetEntry((Expr *)makeVar(OUTER_VAR, i, type, typmod, coll, 0), i,
+					    tle->resname, tle->resjunk));
+		i++;
+	}
+	plan->startup_cost = input->startup_cost;
+	plan->total_cost = input->total_cost + cpu_operator_cost * input->plan_rows;
+	plan->plan_rows = input->plan_rows;
+	plan->plan_width = input->plan_width;
+	plan->parallel_aware = false;
+	plan->parallel_safe = input->parallel_safe;
+	plan->async_capable = false;
+	plan->plan_node_id = walk->next_plan_node_id++;
+	plan->lefttree = input;
+	plan->extParam = bms_copy(input->extParam);
+	plan->allParam = bms_copy(input->allParam);
+	cscan->scan.scanrelid = 0;
+	cscan->methods = methods;
+	return cscan;
+}
+
+/* One hash clause whose outer key reached places for probes. */
+typedef struct clause_key {
+	int clause;	/* position in the join's hash clauses */
+	List *places;	/* key_place *: where its probes go */
+	Oid left_proc;	/* outer type's extended hash */
+	Oid right_proc; /* inner type's extended hash */
+	Oid collation;
+} clause_key;
+
+/* The key's column at its place'th place. */
+static AttrNumber place_attno(const clause_key *key, int place)
+{
+	return ((key_place *)list_nth(key->places, place))->attno;
+}
+
+/* Inserts a probe of filter id on the nkeys keys at their place'th place
+ * (the same slot for all of them). */
+static void insert_probe(const clause_key *keys, int nkeys, int place, int id, double pass,
+			 plan_walk *walk)
+{
+	Plan **slot = ((key_place *)list_nth(keys[0].places, place))->slot;
+	CustomScan *probe = make_passthrough(*slot, &amq_jf_probe_methods, walk);
+
+	probe->custom_private =
+	    list_make3(makeInteger(id), makeFloat(psprintf("%.6f", pass)), makeInteger(nkeys));
+	for (int k = 0; k < nkeys; k++) {
+		AttrNumber attno = place_attno(&keys[k], place);
+		TargetEntry *tle = list_nth_node(TargetEntry, probe->custom_scan_tlist, attno - 1);
+
+		probe->custom_exprs = lappend(probe->custom_exprs, copyObject(tle->expr));
+		probe->custom_private = lappend(probe->custom_private, makeInteger(attno));
+		probe->custom_private =
+		    lappend(probe->custom_private, makeInteger((int)keys[k].left_proc));
+		probe->custom_private = lappend(
+		    probe->custom_private,
+		    makeInteger((int)amq_jf_key_form_of(keys[k].left_proc, keys[k].right_proc)));
+		probe->custom_private =
+		    lappend(probe->custom_private, makeInteger((int)keys[k].collation));
+	}
+	*slot = &probe->scan.plan;
+}
+
+/* Adds a filter over the nkeys keys to the builder's lists, and its probes
+ * at every place the keys reached. */
+static void add_filter(HashJoin *hj, const clause_key *keys, int nkeys, uint64 capacity,
+		       double pass, List **exprs, List **private, plan_walk *walk)
+{
+	Hash *hash = (Hash *)innerPlan(hj);
+	int id = walk->next_filter_id++;
+
+	for (int place = 0; place < list_length(keys[0].places); place++)
+		insert_probe(keys, nkeys, place, id, pass, walk);
+	*private = lappend(*private, makeInteger(id));
+	*private = lappend(*private, makeInteger((int)capacity));
+	*private = lappend(*private, makeInteger(nkeys));
+	for (int k = 0; k < nkeys; k++) {
+		*exprs = lappend(*exprs, copyObject(list_nth(hash->hashkeys, keys[k].clause)));
+		*private = lappend(*private, makeInteger((int)keys[k].right_proc));
+		*private = lappend(*private, makeInteger((int)amq_jf_key_form_of(
+						 keys[k].right_proc, keys[k].left_proc)));
+		*private = lappend(*private, makeInteger((int)keys[k].collation));
+	}
+}
+
+/* Whether two keys' probes go to the same places, in the same order. */
+static bool same_places(const clause_key *a, const clause_key *b)
+{
+	if (list_length(a->places) != list_length(b->places))
+		return false;
+	for (int i = 0; i < list_length(a->places); i++) {
+		key_place *pa = list_nth(a->places, i), *pb = list_nth(b->places, i);
+
+		if (pa->slot != pb->slot)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Gives hj its filters when it may and should have them: one combined
+ * filter when the outer keys of all its usable hash clauses reach the same
+ * places (more selective than each column alone; a row must match every
+ * clause), otherwise one per usable clause (each a necessary condition).
+ */
+static void add_join_filters(HashJoin *hj, plan_walk *walk)
+{
+	Hash *hash = (Hash *)innerPlan(hj);
+	int nclauses = list_length(hj->hashkeys);
+	clause_key *keys;
+	int nkeys = 0;
+	bool same_place = true;
+	uint64 capacity;
+	double pass;
+	List *exprs = NIL;
+	List *private = NIL;
+	CustomScan *builder;
+
+	if (!join_may_filter(hj) || nclauses > INDEX_MAX_KEYS)
+		return;
+	pass = expected_pass_rate(hj);
+	if (!join_worth_filtering(hj, pass, walk))
+		return;
+	capacity = filter_capacity(hash, walk);
+	if (capacity == 0)
+		return;
+	keys = palloc(sizeof(clause_key) * nclauses);
+	for (int i = 0; i < nclauses; i++) {
+		Var *outer_key = (Var *)strip_relabel(list_nth(hj->hashkeys, i));
+		clause_key *key = &keys[nkeys];
+
+		if (outer_key == NULL || !IsA(outer_key, Var) || outer_key->varno != OUTER_VAR ||
+		    !amq_jf_hash_procs(list_nth_oid(hj->hashoperators, i), &key->left_proc,
+				       &key->right_proc))
+			continue;
+		key->clause = i;
+		key->collation = list_nth_oid(hj->hashcollations, i);
+		key->places = NIL;
+		descend(&hj->join.plan.lefttree, outer_key->varattno, pass, &key->places);
+		if (key->places == NIL)
+			continue;
+		same_place = same_place && same_places(key, &keys[0]);
+		nkeys++;
+	}
+	if (nkeys == 0)
+		return;
+	if (same_place)
+		add_filter(hj, keys, nkeys, capacity, pass, &exprs, &private, walk);
+	else
+		for (int k = 0; k < nkeys; k++)
+			add_filter(hj, &keys[k], 1, capacity, pass, &exprs, &private, walk);
+	builder = make_passthrough(outerPlan(hash), &amq_jf_build_methods, walk);
+	/* Under a Parallel Hash node: gets the shared memory its filters live in. */
+	builder->scan.plan.parallel_aware = hash->plan.parallel_aware;
+	builder->custom_exprs = exprs;
+	builder->custom_private = private;
+	outerPlan(hash) = &builder->scan.plan;
+}
+
+/* Post-order: the joins below are done before the one above descends. */
+static void add_filters(Plan **slot, void *arg)
+{
+	plan_walk *walk = arg;
+	int workers_above = walk->parallel_workers;
+
+	if (IsA(*slot, Gather))
+		walk->parallel_workers = ((Gather *)*slot)->num_workers;
+	else if (IsA(*slot, GatherMerge))
+		walk->parallel_workers = ((GatherMerge *)*slot)->num_workers;
+	for_each_child(*slot, add_filters, arg);
+	walk->parallel_workers = workers_above;
+	if (IsA(*slot, HashJoin))
+		add_join_filters((HashJoin *)*slot, walk);
+}
+
+/* The planner hook's arguments after the first four: PostgreSQL 19 added an
+ * ExplainState (NULL outside EXPLAIN), passed on as it came. */
+#if PG_VERSION_NUM >= 190000
+#define AMQ_PLANNER_MORE_PARAMS , ExplainState *es
+#define AMQ_PLANNER_MORE_ARGS , es
+#else
+#define AMQ_PLANNER_MORE_PARAMS
+#define AMQ_PLANNER_MORE_ARGS
+#endif
+
+/* The planner hook: plans as usual, then adds filters when amq.join_filter is on.
+ * New plan nodes get plan_node_ids above every existing one (parallel query
+ * and EXPLAIN find nodes by that id). */
+static PlannedStmt *join_filter_planner(Query *parse, const char *query_string, int cursor_options,
+					ParamListInfo bound_params AMQ_PLANNER_MORE_PARAMS)
+{
+	PlannedStmt *stmt;
+	plan_walk walk = {1, 0, 0};
+	ListCell *lc;
+
+	if (prev_planner)
+		stmt = prev_planner(parse, query_string, cursor_options,
+				    bound_params AMQ_PLANNER_MORE_ARGS);
+	else
+		stmt = standard_planner(parse, query_string, cursor_options,
+					bound_params AMQ_PLANNER_MORE_ARGS);
+	if (!amq_jf_enabled)
+		return stmt;
+	max_node_id(&stmt->planTree, &walk.next_plan_node_id);
+	foreach (lc, stmt->subplans)
+		if (lfirst(lc) != NULL)
+			max_node_id((Plan **)&lfirst(lc), &walk.next_plan_node_id);
+	walk.next_plan_node_id++;
+	add_filters(&stmt->planTree, &walk);
+	foreach (lc, stmt->subplans)
+		if (lfirst(lc) != NULL)
+			add_filters((Plan **)&lfirst(lc), &walk);
+	if (walk.next_filter_id > 1)
+		amq_jf_planned_any = true;
+	return stmt;
+}
+
+/* Chains our planner hook in front of any set before (see header). */
+void amq_jf_install_planner_hook(void)
+{
+	prev_planner = planner_hook;
+	planner_hook = join_filter_planner;
+}

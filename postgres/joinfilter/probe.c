@@ -1,0 +1,347 @@
+/*
+ * joinfilter/probe.c - the probe node: a custom scan directly above a
+ * scan on the outer side of a hash join that passes on only the rows whose
+ * join key its Bloom filter may hold. It lets every row pass while the filter
+ * is not usable (not linked, not built yet: ExecHashJoin may fetch the first
+ * outer row before it builds; or its hash join is about to rebuild), and
+ * while it is switched off: after a window of AMQ_JF_CHECK_ROWS probes that
+ * dropped too few rows, for a stretch of rows that doubles each time, and
+ * after a build that ended overfull, until the next rescan. A filter may have
+ * several probes (one per partition of a partitioned table); they count
+ * their windows together and switch off together (amq_jf_judge).
+ *
+ * A probe right above a sequential scan of a heap table, and the probes
+ * stacked on it, drop rows inside the scan (joinfilter/sift.c).
+ *
+ * Plan form: lefttree = the scan; targetlist and custom_scan_tlist as the
+ * builder's (the node returns its input's own slots); custom_exprs = the
+ * keys, Var(OUTER_VAR, attno), for EXPLAIN; custom_private = filter id, the
+ * planner's expected pass rate, the number of keys, then per key its column,
+ * extended hash function, amq_jf_key_form and collation.
+ */
+#include "postgres.h"
+
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "access/htup_details.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+#include "utils/ruleutils.h"
+
+#include "joinfilter/joinfilter.h"
+
+static Node *probe_create_state(CustomScan *cscan);
+static void probe_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *probe_exec(CustomScanState *node);
+static void probe_end(CustomScanState *node);
+static void probe_rescan(CustomScanState *node);
+static void probe_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+
+const CustomScanMethods amq_jf_probe_methods = {
+    .CustomName = AMQ_JF_PROBE_NAME,
+    .CreateCustomScanState = probe_create_state,
+};
+
+const CustomExecMethods amq_jf_probe_exec_methods = {
+    .CustomName = AMQ_JF_PROBE_NAME,
+    .BeginCustomScan = probe_begin,
+    .ExecCustomScan = probe_exec,
+    .EndCustomScan = probe_end,
+    .ReScanCustomScan = probe_rescan,
+    .ExplainCustomScan = probe_explain,
+};
+
+/* The state of one probe node, described by custom_private. */
+static Node *probe_create_state(CustomScan *cscan)
+{
+	amq_jf_probe_state *state = palloc0(sizeof(amq_jf_probe_state));
+
+	NodeSetTag(state, T_CustomScanState);
+	state->css.methods = &amq_jf_probe_exec_methods;
+	List *private = cscan->custom_private;
+
+	state->filter_id = intVal(linitial(private));
+	state->nkeys = intVal(lthird(private));
+	state->attnos = palloc(sizeof(AttrNumber) * state->nkeys);
+	state->keys = palloc0(sizeof(amq_jf_key) * state->nkeys);
+	for (int k = 0; k < state->nkeys; k++) {
+		int at = 3 + 4 * k;
+
+		state->attnos[k] = (AttrNumber)intVal(list_nth(private, at));
+		amq_jf_key_init(&state->keys[k], (amq_jf_key_form)intVal(list_nth(private, at + 2)),
+				(Oid)intVal(list_nth(private, at + 1)),
+				(Oid)intVal(list_nth(private, at + 3)));
+	}
+	state->keys_allocate = amq_jf_keys_allocate(state->keys, state->nkeys);
+	return (Node *)state;
+}
+
+/* Starts the scan below, whose slots the probe returns, and joins its sift. */
+static void probe_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	amq_jf_probe_state *state = (amq_jf_probe_state *)node;
+	PlanState *input = ExecInitNode(outerPlan(node->ss.ps.plan), estate, eflags);
+
+	outerPlanState(node) = input;
+	node->ss.ps.resultops = ExecGetResultSlotOps(input, &node->ss.ps.resultopsfixed);
+	amq_jf_sift_join(state, input);
+	state->probe_proc = node->ss.ps.ExecProcNode;
+	state->judge = palloc(sizeof(amq_jf_judge));
+	amq_jf_judge_init(state->judge);
+}
+
+void amq_jf_judge_init(amq_jf_judge *judge)
+{
+	judge->window_left = AMQ_JF_CHECK_ROWS;
+	judge->window_passed = 0;
+	judge->off_left = 0;
+	judge->off_next = AMQ_JF_OFF_ROWS;
+	judge->off_until_rescan = false;
+}
+
+static TupleTableSlot *pass_through(PlanState *node);
+
+/* Makes this probe pass rows on unprobed while its judge is off: the
+ * executor calls pass_through() instead of the custom scan's machinery. */
+static void stop_probing(amq_jf_probe_state *state)
+{
+	state->ever_off = true;
+	ExecSetExecProcNode(&state->css.ss.ps, pass_through);
+}
+
+/* Makes this probe probe again once its judge is on. */
+static void probe_if_on(amq_jf_probe_state *state)
+{
+	if (state->judge->off_left == 0)
+		ExecSetExecProcNode(&state->css.ss.ps, state->probe_proc);
+}
+
+/* Switches the judge, and with it every probe of the filter, off for the
+ * next rows rows; this probe stops at once, the others at their next row. */
+static void switch_off(amq_jf_probe_state *state, uint64 rows)
+{
+	state->judge->off_left = rows;
+	stop_probing(state);
+}
+
+/* Switches the judge on again, starting a new window. */
+static void judge_on(amq_jf_judge *judge)
+{
+	judge->off_left = 0;
+	judge->off_until_rescan = false;
+	judge->window_left = AMQ_JF_CHECK_ROWS;
+	judge->window_passed = 0;
+}
+
+/* Whether the row a switched-off probe just passed was sifted by it before
+ * it switched off: it tests a page's rows ahead of the scan, and those it
+ * kept were counted as probed. Rows come in page and offset order, so after
+ * the first one it did not sift, no later one was, and the check stops. */
+static bool sifted_before_off(amq_jf_probe_state *state)
+{
+	if (state->sifted_through == InvalidOffsetNumber)
+		return false;
+	if (amq_jf_sift_row(state) == AMQ_JF_ROW_SIFTED)
+		return true;
+	state->sifted_through = InvalidOffsetNumber;
+	return false;
+}
+
+/* A switched-off probe's node: its input's next row, with nothing in between
+ * but this call and the count of the rows left before the probes probe
+ * again, which leaves out rows it sifted. A probe whose judge another probe
+ * of the filter switched on goes back to probing. */
+static TupleTableSlot *pass_through(PlanState *node)
+{
+	amq_jf_probe_state *state = (amq_jf_probe_state *)node;
+	amq_jf_judge *judge = state->judge;
+	TupleTableSlot *slot = ExecProcNode(outerPlanState(node));
+
+	if (!TupIsNull(slot) && judge->off_left > 0 && !sifted_before_off(state) &&
+	    --judge->off_left == 0)
+		judge_on(judge);
+	probe_if_on(state);
+	return slot;
+}
+
+/* Ends a window of probes: when it passed too many rows the filter does not
+ * pay here, and the probes switch off for a stretch twice as long as the
+ * last; when it did pay, the next stretch is the first one's length again. */
+static void end_window(amq_jf_probe_state *state)
+{
+	amq_jf_judge *judge = state->judge;
+
+	if (judge->window_passed > AMQ_JF_MAX_RUNTIME_PASS * AMQ_JF_CHECK_ROWS) {
+		switch_off(state, judge->off_next);
+		judge->off_next *= 2;
+		return;
+	}
+	judge->off_next = AMQ_JF_OFF_ROWS;
+	judge->window_left = AMQ_JF_CHECK_ROWS;
+	judge->window_passed = 0;
+}
+
+uint64 amq_jf_probe_hash_allocating(amq_jf_probe_state *state, const Datum *values)
+{
+	ExprContext *econtext = state->css.ss.ps.ps_ExprContext;
+	MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+	uint64 h;
+
+	h = amq_jf_hash_keys(state->keys, state->nkeys, values);
+	MemoryContextSwitchTo(old);
+	ResetExprContext(econtext);
+	return h;
+}
+
+/*
+ * Key column attno of the row in slot. A row from a heap scan is read as
+ * heap_getattr reads a tuple: straight at the column's cached offset when the
+ * tuple has no NULLs, without deforming the columns before it into the slot.
+ * Most rows are dropped, and a row that passes is deformed by the join above.
+ */
+static inline Datum key_column(TupleTableSlot *slot, AttrNumber attno, bool *isnull)
+{
+	if ((TTS_IS_BUFFERTUPLE(slot) || TTS_IS_HEAPTUPLE(slot)) && attno > slot->tts_nvalid)
+		return heap_getattr(((HeapTupleTableSlot *)slot)->tuple, attno,
+				    slot->tts_tupleDescriptor, isnull);
+	return slot_getattr(slot, attno, isnull);
+}
+
+/* Whether the row in slot may find a match, probed by itself: its key is not
+ * NULL (hash operators are strict: NULL matches nothing) and may be in the
+ * filter. */
+static bool row_may_match(amq_jf_probe_state *state, TupleTableSlot *slot)
+{
+	const amq_jf_filter *f = state->filter;
+	Datum values[INDEX_MAX_KEYS];
+	bool isnull = false;
+
+	for (int k = 0; k < state->nkeys && !isnull; k++)
+		values[k] = key_column(slot, state->attnos[k], &isnull);
+	if (isnull)
+		return false;
+	return f->contains(&f->bloom, amq_jf_probe_hash(state, values));
+}
+
+void amq_jf_count_probes(amq_jf_probe_state *state, uint32 probed, uint32 passed)
+{
+	amq_jf_judge *judge = state->judge;
+
+	InstrCountTuples2(state, probed);
+	InstrCountFiltered1(state, probed - passed);
+	judge->window_passed += passed;
+	judge->window_left -= probed;
+	if (judge->window_left == 0)
+		end_window(state);
+}
+
+/* True when the row in slot may have a match: it was sifted inside the scan
+ * (and counted then), or it is probed by itself now and counted. The first
+ * row of a page is counted before the rest of its page is sifted, so that
+ * windows count rows in the scan's order. */
+static bool probe_row(amq_jf_probe_state *state, TupleTableSlot *slot)
+{
+	amq_jf_sift_place place = AMQ_JF_ROW_UNSIFTED;
+	bool pass;
+
+	if (state->heap_attnos != NULL) {
+		place = amq_jf_sift_row(state);
+		if (place == AMQ_JF_ROW_SIFTED)
+			return true;
+	}
+	pass = row_may_match(state, slot);
+	amq_jf_count_probes(state, 1, pass);
+	if (place == AMQ_JF_ROW_STARTS_PAGE)
+		amq_jf_sift_rest(state->sift);
+	return pass;
+}
+
+/* The next row of the scan that may find a match. */
+static TupleTableSlot *probe_exec(CustomScanState *node)
+{
+	amq_jf_probe_state *state = (amq_jf_probe_state *)node;
+	PlanState *input = outerPlanState(node);
+
+	for (;;) {
+		TupleTableSlot *slot;
+
+		if (state->judge->off_left > 0) {
+			/* a window just ended, here or at another probe of the filter */
+			stop_probing(state);
+			return pass_through(&node->ss.ps);
+		}
+		slot = ExecProcNode(input);
+		if (TupIsNull(slot))
+			return slot;
+		if (!state->ready) {
+			switch (state->filter != NULL ? amq_jf_filter_readiness(state->filter)
+						      : AMQ_JF_NOT_BUILT) {
+			case AMQ_JF_NOT_BUILT:
+				InstrCountFiltered2(node, 1);
+				return slot;
+			case AMQ_JF_OVERFULL:
+				switch_off(state, PG_UINT64_MAX);
+				state->judge->off_until_rescan = true;
+				return slot;
+			case AMQ_JF_USABLE:
+				state->ready = true;
+				break;
+			}
+		}
+		if (probe_row(state, slot))
+			return slot;
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/* Ends the scan below. */
+static void probe_end(CustomScanState *node)
+{
+	ExecEndNode(outerPlanState(node));
+}
+
+/* A rescan makes the probe look at its filter again before using it: the
+ * hash join is rescanned with its whole outer side, us included, whenever it
+ * may rebuild its table and filter (or, for a parallel plan, have them
+ * cleared). Probes switched off for an overfull filter probe again. */
+static void probe_rescan(CustomScanState *node)
+{
+	amq_jf_probe_state *state = (amq_jf_probe_state *)node;
+	PlanState *input = outerPlanState(node);
+
+	state->ready = false;
+	if (state->sift != NULL) /* the scan starts again, and the filter may be rebuilt */
+		amq_jf_sift_restart(state->sift);
+	if (state->judge->off_until_rescan)
+		judge_on(state->judge);
+	probe_if_on(state);
+	if (input->chgParam == NULL)
+		ExecReScan(input);
+}
+
+/* EXPLAIN: the filter applied and, under ANALYZE, what it did in all
+ * participants and loops. */
+static void probe_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	amq_jf_probe_state *state = (amq_jf_probe_state *)node;
+	CustomScan *cscan = (CustomScan *)node->ss.ps.plan;
+	List *context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan, ancestors);
+	amq_node_instrumentation *instr = node->ss.ps.instrument;
+
+	ExplainPropertyText(psprintf("Applies Bloom Filter %d", state->filter_id),
+			    amq_jf_deparse_keys(cscan->custom_exprs, context), es);
+	if (es->analyze && instr != NULL) {
+		double removed = instr->nfiltered1, probed = instr->ntuples2;
+		double unready = instr->nfiltered2;
+		double off = instr->ntuples - (probed - removed) - unready;
+
+		ExplainPropertyFloat("Rows Removed by Bloom Filter", NULL, removed, 0, es);
+		ExplainPropertyFloat("Rows Probed", NULL, probed, 0, es);
+		if (unready > 0)
+			ExplainPropertyFloat("Rows Passed Before Filter Was Ready", NULL, unready,
+					     0, es);
+		if (off > 0)
+			ExplainPropertyFloat("Rows Passed While Switched Off", NULL, off, 0, es);
+		ExplainPropertyBool("Switched Off", state->ever_off || off > 0, es);
+	}
+}

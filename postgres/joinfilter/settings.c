@@ -1,0 +1,44 @@
+/*
+ * joinfilter/settings.c - what the automatic join filter sets up when the
+ * library loads (module.c's _PG_init): its settings, its two custom scan
+ * kinds (registered by name, so that parallel workers can read plans
+ * holding them) and its hooks.
+ */
+#include "postgres.h"
+
+#include <float.h>
+
+#include "utils/guc.h"
+
+#include "joinfilter/joinfilter.h"
+
+bool amq_jf_enabled = true;
+int amq_jf_max_kb = 32 * 1024;
+double amq_jf_max_pass_rate = 0.5;
+
+/* Defines the settings, registers the custom scans, installs the hooks. */
+void amq_jf_init(void)
+{
+	DefineCustomBoolVariable(
+	    "amq.join_filter", "Gives hash joins Bloom filters that drop outer rows at the scan.",
+	    "Applies to inner, semi, right, right anti and right semi hash joins, Parallel Hash "
+	    "ones included.",
+	    &amq_jf_enabled, true, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable(
+	    "amq.join_filter_max_memory", "Largest Bloom filter one hash clause may get.",
+	    "Hash joins whose inner side needs more, or more than work_mem times "
+	    "hash_mem_multiplier, get no filter.",
+	    &amq_jf_max_kb, 32 * 1024, 64, MAX_KILOBYTES, PGC_USERSET, GUC_UNIT_KB, NULL, NULL,
+	    NULL);
+	DefineCustomRealVariable(
+	    "amq.join_filter_max_pass_rate",
+	    "Builds a join filter when the planner expects at most this share of outer rows to "
+	    "find a match.",
+	    "Joins expected to run in batches get one up to 0.9; 1 filters every eligible join.",
+	    &amq_jf_max_pass_rate, 0.5, 0.0, 1.0, PGC_USERSET, 0, NULL, NULL, NULL);
+	MarkGUCPrefixReserved("amq");
+	RegisterCustomScanMethods(&amq_jf_build_methods);
+	RegisterCustomScanMethods(&amq_jf_probe_methods);
+	amq_jf_install_planner_hook();
+	amq_jf_install_executor_hook();
+}
