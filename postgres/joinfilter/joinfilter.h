@@ -223,10 +223,9 @@ typedef enum amq_jf_readiness {
  * until the rebuild starts), and the build of that table is complete and did
  * not end overfull. A private filter is complete when its own builder saw the
  * end of its input. A shared one (Parallel Hash) is complete when the join's
- * build barrier has moved past PHJ_BUILD_HASHING_INNER (16: PHJ_BUILD_HASH_INNER): every participant
- * that took part in the build has then added all the rows it read, and one
- * that arrives later finds the filter whole. A participant never probes with
- * a partial filter.
+ * build barrier has moved past PHJ_BUILD_HASHING_INNER (16: PHJ_BUILD_HASH_INNER): every
+ * participant that took part in the build has then added all the rows it read, and one that arrives
+ * later finds the filter whole. A participant never probes with a partial filter.
  */
 amq_jf_readiness amq_jf_filter_readiness(amq_jf_filter *f);
 
