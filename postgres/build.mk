@@ -1,6 +1,7 @@
 # PostgreSQL extension (PGXS, in postgres/): `make pg` builds postgres/amq.so,
 # `make install` installs it into the server PG_CONFIG names (amq.control,
-# amq--0.1.0.sql, $libdir/amq.so and its JIT bitcode), `make bench-pg` runs
+# amq--0.1.0.sql and the update scripts, the current version's install script
+# built from them, $libdir/amq.so and its JIT bitcode), `make bench-pg` runs
 # the PostgreSQL benchmark on a temporary cluster, `make bench-multi` the
 # join prefilter benchmark across a coordinator and two shards, `make demo-pg`
 # the demonstration on such servers (postgres/demo.sh), `make bench-join` the
