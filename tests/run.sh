@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Runs every test suite in turn (or only the suites named as arguments) and
 # adds up their results. Each suite is a script that ends its output with
-# "N passed, N failed"; a suite that exits non-zero without such a line counts
-# as one failure. The last line printed here is the total, "N passed, N
-# failed". tests/versions/run.sh runs it again inside each Debian root.
+# "N passed, N failed" (tests/lib/results.sh reads it: a suite with no such
+# line, or that exits non-zero with no failure counted, counts as one
+# failure). The last line printed here is the total, "N passed, N failed".
+# tests/versions/run.sh runs it again inside each Debian root.
 set -u
 cd "$(dirname "$0")/.."
+. tests/lib/results.sh
 
 suites=(
 	"core:tests/core/run.sh"
@@ -31,8 +33,6 @@ if [ $# -gt 0 ]; then
 	suites=("${chosen[@]}")
 fi
 
-total_pass=0
-total_fail=0
 host_pg=()
 versions=""
 log=$(mktemp)
@@ -43,32 +43,19 @@ for entry in "${suites[@]}"; do
 	echo "=== $name ($script)"
 	if [ ! -f "$script" ]; then
 		echo "$name: suite script $script is missing"
-		total_fail=$((total_fail + 1))
+		results_tally 0 1
 		continue
 	fi
 	bash "$script" 2>&1 | tee "$log"
 	status=${PIPESTATUS[0]}
-	line=$(grep -E '^([A-Za-z_-]+: )?[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
-	if [ -z "$line" ]; then
-		echo "$name: no result line (exit status $status)"
-		total_fail=$((total_fail + 1))
-		continue
-	fi
-	pass=$(echo "$line" | sed -E 's/^([A-Za-z_-]+: )?([0-9]+) passed, ([0-9]+) failed.*/\2/')
-	fail=$(echo "$line" | sed -E 's/^([A-Za-z_-]+: )?([0-9]+) passed, ([0-9]+) failed.*/\3/')
-	if [ "$status" -ne 0 ] && [ "$fail" -eq 0 ]; then
-		echo "$name: exit status $status with no failure counted"
-		fail=1
-	fi
-	echo "--- $name: $pass passed, $fail failed"
+	results_add "$name" "$status" <"$log" || continue
+	echo "--- $name: $results_pass passed, $results_fail failed"
 	case $name in
-	postgres | joinfilter | interop | multi) host_pg+=("$name $pass/$fail") ;;
+	postgres | joinfilter | interop | multi) host_pg+=("$name $results_pass/$results_fail") ;;
 	# its summary: the last block of lines, less the total
 	versions) versions=$(awk '/^$/ { block = ""; next } { block = block $0 "\n" }
 		END { printf "%s", block }' "$log" | grep -vE '^[0-9]+ passed, [0-9]+ failed') ;;
 	esac
-	total_pass=$((total_pass + pass))
-	total_fail=$((total_fail + fail))
 done
 echo
 # One line per PostgreSQL version: the host's from its suites (passed/failed
@@ -78,5 +65,4 @@ if [ ${#host_pg[@]} -gt 0 ]; then
 	echo "PostgreSQL ${host_version:-?} (${AMQ_PG_WHERE:-host}): $(printf '%s, ' "${host_pg[@]}" | sed 's/, $//')"
 fi
 [ -n "$versions" ] && echo "$versions"
-echo "$total_pass passed, $total_fail failed"
-[ "$total_fail" -eq 0 ]
+results_print

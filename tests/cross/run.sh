@@ -5,15 +5,26 @@
 # and the summed "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
+. tests/lib/results.sh
+# tests/core/check.h ends each binary's output with this line, alone.
+RESULTS_LINE='^[0-9]+ passed, [0-9]+ failed$'
 
-# Runs every test binary of one architecture; its output goes to $2.
+# Runs every test binary of one architecture: its result lines go to $2, the
+# counts to add up to $2.counts ("0 1" for a binary with no result line),
+# its whole output to $2.log.
 run_arch() {
-	local arch=$1 out=$2 bin line
+	local arch=$1 out=$2 bin counts
 	: >"$out"
+	: >"$out.counts"
 	for bin in build/cross/"$arch"/test_*; do
 		[ -x "$bin" ] || continue
-		line=$("qemu-$arch" "$bin" 2>&1 | tee -a "$out.log" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -n 1)
-		echo "$arch $(basename "$bin"): ${line:-no result line}" >>"$out"
+		if counts=$("qemu-$arch" "$bin" 2>&1 | tee -a "$out.log" | results_line); then
+			echo "$arch $(basename "$bin"): ${counts% *} passed, ${counts#* } failed" >>"$out"
+			echo "$counts" >>"$out.counts"
+		else
+			echo "$arch $(basename "$bin"): no result line" >>"$out"
+			echo "0 1" >>"$out.counts"
+		fi
 	done
 }
 
@@ -25,24 +36,16 @@ for arch in "${arches[@]}"; do
 done
 wait
 
-pass=0
-fail=0
 for arch in "${arches[@]}"; do
 	if ! ls build/cross/"$arch"/test_* >/dev/null 2>&1; then
 		echo "$arch: no test binaries (run make test)"
-		fail=$((fail + 1))
+		results_tally 0 1
 		continue
 	fi
 	cat "$tmp/$arch"
 	grep FAIL "$tmp/$arch.log" 2>/dev/null | head -n 20
-	while read -r _ _ p _ f _; do
-		if [ -z "${f:-}" ] || ! [[ "$p" =~ ^[0-9]+$ ]]; then
-			fail=$((fail + 1))
-			continue
-		fi
-		pass=$((pass + p))
-		fail=$((fail + f))
-	done <"$tmp/$arch"
+	while read -r pass fail; do
+		results_tally "$pass" "$fail"
+	done <"$tmp/$arch.counts"
 done
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+results_print

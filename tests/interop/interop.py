@@ -21,8 +21,12 @@ import json
 import os
 import random
 import sqlite3
-import subprocess
 import sys
+
+# psql and the tally of checks, shared with the other suites.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import pgsql  # noqa: E402
+from harness import Results  # noqa: E402
 
 PSQL = os.environ.get("AMQ_PSQL", "psql")
 DB = "amq_interop"
@@ -30,12 +34,7 @@ DB = "amq_interop"
 
 def psql(sql, db=DB):
     """Runs sql in psql; returns its unaligned, tuples-only output lines."""
-    out = subprocess.run(
-        [PSQL, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", db],
-        input=sql, capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr.strip())
-    return out.stdout.splitlines()
+    return pgsql.lines([PSQL], sql, ["-d", db])
 
 
 def make_rows(n=6000, seed=7):
@@ -67,12 +66,9 @@ def load_postgres(rows):
             i, "" if iv is None else iv, "" if rv is None else repr(rv),
             "" if tv is None else tv, "" if bv is None else "\\x" + bv.hex()])
     # An unquoted empty CSV field is NULL (no generated text value is empty).
-    out = subprocess.run(
-        [PSQL, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", DB, "-c",
-         "COPY amq_rows FROM STDIN WITH (FORMAT csv)"],
-        input=buf.getvalue(), capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr.strip())
+    pgsql.output(pgsql.run([PSQL], buf.getvalue(),
+                           ["-d", DB, "-c", "COPY amq_rows FROM STDIN WITH (FORMAT csv)"],
+                           tuples=False))
 
 
 def load_sqlite(rows, extension):
@@ -108,20 +104,6 @@ BUILDERS = [
     ("cuckoo_agg default at fpr 0.1 (b2)", "cuckoo_agg({c}, 0.1)"),
 ]
 COLUMNS = [("int", "i"), ("real", "r"), ("text", "t"), ("blob", "b")]
-
-
-class Results:
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name, ok, detail=""):
-        if ok:
-            self.passed += 1
-            print(f"ok - {name}")
-        else:
-            self.failed += 1
-            print(f"FAIL - {name}{': ' + detail if detail else ''}")
 
 
 def pg_filter(expr):

@@ -23,8 +23,11 @@ JF_SEED=SEED JF_ONLY=N), then "N passed, N failed"; exits 1 on any failure.
 import os
 import random
 import re
-import subprocess
 import sys
+
+# psql as the other suites run it.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import pgsql  # noqa: E402
 
 # psql's SQLSTATE after a statement cancelled by statement_timeout. Each
 # query's outcome is echoed on stdout right after it: error text goes to
@@ -41,8 +44,7 @@ def psql(script, errors=True):
     """Runs script in one psql session and returns its output: stdout, then
     (with errors) stderr."""
     psql_bin = os.path.join(os.environ.get("PGBINDIR", ""), "psql")
-    out = subprocess.run([psql_bin, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=0"],
-                         input=script, capture_output=True, text=True, check=False)
+    out = pgsql.run([psql_bin], script, stop=False)
     return out.stdout + (out.stderr if errors else "")
 
 

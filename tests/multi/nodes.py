@@ -8,6 +8,11 @@ The servers are the nodes coord, shard1 and shard2 under AMQ_PG_ROOT
 import json
 import os
 import subprocess
+import sys
+
+# psql as the other suites run it.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import pgsql  # noqa: E402
 
 PSQL = os.environ.get("AMQ_PSQL", "psql")
 ROOT = os.environ["AMQ_PG_ROOT"]
@@ -22,18 +27,13 @@ def port(node):
 def run_psql(node, sql, db="postgres"):
     """Runs sql through psql on node; returns the finished process (unaligned,
     tuples only, stopping at the first error)."""
-    return subprocess.run(
-        [PSQL, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", os.path.join(ROOT, node),
-         "-p", port(node), "-U", "postgres", "-d", db],
-        input=sql, capture_output=True, text=True, check=False)
+    return pgsql.run([PSQL], sql, ["-h", os.path.join(ROOT, node), "-p", port(node),
+                                   "-U", "postgres", "-d", db])
 
 
 def psql(node, sql, db="postgres"):
     """The output lines of sql on node; an error raises RuntimeError."""
-    out = run_psql(node, sql, db)
-    if out.returncode != 0:
-        raise RuntimeError(f"{node}: {out.stderr.strip()}")
-    return out.stdout.splitlines()
+    return pgsql.output(run_psql(node, sql, db), f"{node}: ").splitlines()
 
 
 def value(node, sql, db="postgres"):

@@ -12,31 +12,13 @@ set -u
 cd "$(dirname "$0")/../.."
 root=$(pwd)
 . tests/pg/cluster.sh
+. tests/lib/results.sh
+# The tests end with tests/lib/harness.py's line, "N passed, N failed", alone.
+RESULTS_LINE='^[0-9]+ passed, [0-9]+ failed'
 
 amq_suite_setup install build/amq.so build/fuzz/seed_corpus
 work=$(mktemp -d)
 trap 'amq_cluster_stop; rm -rf "$work"' EXIT
-
-total_pass=0
-total_fail=0
-
-# Adds the last "N passed, N failed" of output $1 (from $2, exit status $3).
-add_result() {
-	local counts pass fail
-	counts=$(grep -oE '^[0-9]+ passed, [0-9]+ failed' <<<"$1" | tail -n 1)
-	if [ -z "$counts" ]; then
-		echo "$2: no result line (exit status $3)"
-		total_fail=$((total_fail + 1))
-		return
-	fi
-	read -r pass _ fail _ <<<"${counts//,/}"
-	total_pass=$((total_pass + pass))
-	total_fail=$((total_fail + fail))
-	if [ "$3" -ne 0 ] && [ "$fail" -eq 0 ]; then
-		echo "$2: exit status $3 with no failure counted"
-		total_fail=$((total_fail + 1))
-	fi
-}
 
 # Installs the clean copy into a new venv of Python $1 at $2; one check.
 install_into() {
@@ -45,12 +27,12 @@ install_into() {
 		AMQ_WERROR=1 "$venv/bin/python" -m pip install -q --no-build-isolation --no-index \
 			"$work/src/python" >"$work/pip.log" 2>&1; then
 		echo "ok - pip install --no-build-isolation ./python under $python"
-		total_pass=$((total_pass + 1))
+		results_tally 1 0
 		return 0
 	fi
 	cat "$work/venv.log" "$work/pip.log"
 	echo "FAIL - pip install --no-build-isolation ./python under $python"
-	total_fail=$((total_fail + 1))
+	results_tally 0 1
 	return 1
 }
 
@@ -70,7 +52,7 @@ if install_into /usr/bin/python3 "$work/venv"; then
 		out=$("$work/venv/bin/python" "$test" "${args[@]}" 2>&1)
 		status=$?
 		grep -v '^ok - ' <<<"$out"
-		add_result "$out" "$test" "$status"
+		results_add "$test" "$status" <<<"$out"
 	done
 	cd "$root"
 fi
@@ -94,12 +76,11 @@ PY
 )
 		echo "$out"
 		if grep -q '^ok - ' <<<"$out"; then
-			total_pass=$((total_pass + 1))
+			results_tally 1 0
 		else
-			total_fail=$((total_fail + 1))
+			results_tally 0 1
 		fi
 	fi
 fi
 
-echo "$total_pass passed, $total_fail failed"
-[ "$total_fail" -eq 0 ]
+results_print

@@ -16,6 +16,7 @@ extension is installed). Ends with "N passed, N failed".
 
 import datetime
 import decimal
+import os
 import random
 import sqlite3
 import subprocess
@@ -26,7 +27,10 @@ import psycopg
 
 import amq
 import amq.psycopg
-from harness import Results
+
+# The tally of checks, shared with the other suites.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from harness import Results  # noqa: E402
 
 DB = "amq_python"
 D = decimal.Decimal

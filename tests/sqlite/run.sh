@@ -6,34 +6,15 @@
 # "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
-
-total_pass=0
-total_fail=0
-
-# Adds the counts of the last "N passed, N failed" in output $1 of suite $2,
-# which exited with status $3; no such line, or a failing exit status with no
-# failure counted, is one failure.
-add_result() {
-	local counts pass fail
-	counts=$(grep -oE '[0-9]+ passed, [0-9]+ failed' <<<"$1" | tail -n 1)
-	if [ -z "$counts" ]; then
-		echo "$2: no result line (exit status $3)"
-		total_fail=$((total_fail + 1))
-		return
-	fi
-	read -r pass _ fail _ <<<"${counts//,/}"
-	total_pass=$((total_pass + pass))
-	total_fail=$((total_fail + fail))
-	if [ "$3" -ne 0 ] && [ "$fail" -eq 0 ]; then
-		echo "$2: exit status $3 with no failure counted"
-		total_fail=$((total_fail + 1))
-	fi
-}
+. tests/lib/results.sh
+# test_sqlite.py ends with "python: N passed, N failed", the harnesses with
+# their own line: the counts are taken wherever they stand in a line.
+RESULTS_LINE='[0-9]+ passed, [0-9]+ failed'
 
 for file in build/amq.so build/asan/sqlite_fuzz build/asan/sqlite_faults; do
 	if [ ! -e "$file" ]; then
 		echo "$file is missing: run make test (or make $file)"
-		total_fail=$((total_fail + 1))
+		results_tally 0 1
 	fi
 done
 
@@ -41,7 +22,7 @@ if [ -e build/amq.so ]; then
 	out=$(/usr/bin/python3 tests/sqlite/test_sqlite.py 2>&1)
 	status=$?
 	echo "$out"
-	add_result "$out" python "$status"
+	results_add python "$status" <<<"$out"
 fi
 
 for harness in sqlite_fuzz sqlite_faults; do
@@ -49,8 +30,7 @@ for harness in sqlite_fuzz sqlite_faults; do
 	out=$(ASAN_OPTIONS=detect_leaks=1 "./build/asan/$harness" 2>&1)
 	status=$?
 	echo "$out" | tail -n 20
-	add_result "$out" "$harness" "$status"
+	results_add "$harness" "$status" <<<"$out"
 done
 
-echo "$total_pass passed, $total_fail failed"
-[ "$total_fail" -eq 0 ]
+results_print

@@ -8,6 +8,7 @@ delete / count, byte-identical output, the per-statement filter cache, the
 registered function list and the sqlite3 CLI. Prints "N passed, N failed".
 """
 
+import itertools
 import json
 import math
 import os
@@ -86,6 +87,21 @@ def series(n, start=1):
 
 def info(f, kind="bloom"):
     return json.loads(one(f"SELECT {kind}_info(?)", (f,)))
+
+
+def fill(f, function="cuckoo_add", limit=None):
+    """Adds 0, 1, 2, ... to cuckoo filter f through function until SQLite
+    refuses one (or limit values went in): returns the last filter it gave,
+    how many values went in and the refusal's message (None without one),
+    for the checks that a full filter says so and loses nothing."""
+    added = 0
+    for v in itertools.count() if limit is None else range(limit):
+        try:
+            f = one(f"SELECT {function}(?, ?)", (f, v))
+        except sqlite3.OperationalError as e:
+            return f, added, str(e)
+        added += 1
+    return f, added, None
 
 
 NOT_A_FILTER = "pass a value built by bloom_agg, bloom_new, cuckoo_agg or cuckoo_new"
@@ -251,24 +267,16 @@ def test_cuckoo_functions():
           i["fingerprint_bits"], "a lower fpr means longer fingerprints")
 
     # At least capacity items fit; then it fills up with core's message.
-    added = []
-    full = None
-    for v in range(100000):
-        try:
-            f = one("SELECT cuckoo_add(?, ?)", (f, v))
-        except sqlite3.OperationalError as e:
-            full = str(e)
-            break
-        added.append(v)
-    check(len(added) >= 100, f"cuckoo_new(100) took only {len(added)} items")
+    f, added, full = fill(f, limit=100000)
+    check(added >= 100, f"cuckoo_new(100) took only {added} items")
     m = re.fullmatch(r"cuckoo filter is full \((\d+) items, load (\d+\.\d)%\): "
                      r"rebuild with cuckoo_agg or a larger capacity", full or "")
     check(m is not None, f"full message: {full!r}")
     if m:
-        check(int(m.group(1)) == len(added), f"full message counts {m.group(1)} items")
+        check(int(m.group(1)) == added, f"full message counts {m.group(1)} items")
         check(float(m.group(2)) >= 95.0, f"full at load {m.group(2)}%")
-    check(one(f"{series(len(added), 0)} SELECT count(*) FROM n WHERE cuckoo_contains(?, i)",
-              (f,)) == len(added), "nothing is lost when the filter refuses an add")
+    check(one(f"{series(added, 0)} SELECT count(*) FROM n WHERE cuckoo_contains(?, i)",
+              (f,)) == added, "nothing is lost when the filter refuses an add")
 
     g = one("SELECT cuckoo_add(cuckoo_add(cuckoo_add(cuckoo_new(100, 0.000001), 'a'), 'a'), 7)")
     check(one("SELECT cuckoo_count(?, 'a'), cuckoo_count(?, 7), cuckoo_count(?, 7.0), "
@@ -896,14 +904,7 @@ def test_cuckoo_layouts():
               f"{layout}: copies and deletes")
         # Fill a small filter until an add fails: the error, the last good
         # filter unchanged, nothing lost.
-        f = one(f"SELECT cuckoo_new(500, 0.01, '{layout}')")
-        added, full = 0, None
-        while full is None:
-            try:
-                f = one("SELECT cuckoo_add(?, ?)", (f, added))
-                added += 1
-            except sqlite3.OperationalError as e:
-                full = str(e)
+        f, added, full = fill(one(f"SELECT cuckoo_new(500, 0.01, '{layout}')"))
         check(added >= 500 and full.startswith("cuckoo filter is full"), f"{layout}: {added}, {full}")
         check(one(f"{series(added, 0)} SELECT count(*) FROM n WHERE NOT cuckoo_contains(?, i)",
                   (f,)) == 0, f"{layout}: a full filter lost items")
@@ -1073,14 +1074,7 @@ def test_bulk():
     check(info(u, "cuckoo")["items"] <= distinct and copies == 1,
           f"twice over 1,500 values: {info(u, 'cuckoo')['items']} items for {distinct} distinct, "
           f"at most {copies} copies")
-    tiny = one("SELECT cuckoo_new(4)")
-    err = None
-    for v in range(100):
-        try:
-            tiny = one("SELECT cuckoo_add_unique(?, ?)", (tiny, v))
-        except sqlite3.OperationalError as e:
-            err = str(e)
-            break
+    _, _, err = fill(one("SELECT cuckoo_new(4)"), "cuckoo_add_unique", 100)
     check(err is not None and err.startswith("cuckoo filter is full ("), f"full: {err!r}")
 
 

@@ -42,6 +42,10 @@ import subprocess
 import sys
 import time
 
+# psql as the other suites run it.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import pgsql  # noqa: E402
+
 ROOT = os.environ["AMQ_MAJOR_ROOT"]
 PG = os.environ["AMQ_MAJOR_PG"]
 WORK = os.environ["AMQ_MAJOR_WORK"]
@@ -117,33 +121,31 @@ def run(cmd, data=None):
     return out.returncode, out.stdout, out.stderr.decode("utf-8", "replace")
 
 
-PSQL_ARGS = ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-F", SEP]
+def psql_cmd(server, db):
+    """psql against server ("src" or "dst") and database db; tests/lib/pgsql.py
+    adds its flags after these."""
+    return (src_cmd if server == "src" else dst_cmd)("psql", db)
 
 
 def psql(server, sql, db=DB):
     """Runs sql; returns the rows as lists of fields (text)."""
-    cmd = (src_cmd if server == "src" else dst_cmd)("psql", db) + PSQL_ARGS
-    rc, out, err = run(cmd, sql.encode())
-    if rc != 0:
-        raise RuntimeError(f"{server}: {err.strip()}")
+    out = pgsql.output(pgsql.run(psql_cmd(server, db), sql.encode(), ["-F", SEP], text=False),
+                       f"{server}: ")
     return [line.split(SEP) for line in out.decode().splitlines()]
 
 
 def copy_out(server, query, fmt, db=DB):
-    cmd = (src_cmd if server == "src" else dst_cmd)("psql", db) + [
-        "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", f"COPY ({query}) TO STDOUT (FORMAT {fmt})"]
-    rc, out, err = run(cmd)
-    if rc != 0:
-        raise RuntimeError(f"{server}: {err.strip()}")
-    return out
+    """COPY (query) TO STDOUT in format fmt; returns its bytes."""
+    return pgsql.output(pgsql.run(psql_cmd(server, db), None,
+                                  ["-c", f"COPY ({query}) TO STDOUT (FORMAT {fmt})"],
+                                  tuples=False, text=False), f"{server}: ")
 
 
 def copy_in(server, table, fmt, data, db=DB):
     """COPY table FROM STDIN; returns (ok, error text)."""
-    cmd = (src_cmd if server == "src" else dst_cmd)("psql", db) + [
-        "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", f"COPY {table} FROM STDIN (FORMAT {fmt})"]
-    rc, _, err = run(cmd, data)
-    return rc == 0, err.strip()
+    out = pgsql.run(psql_cmd(server, db), data, ["-c", f"COPY {table} FROM STDIN (FORMAT {fmt})"],
+                    tuples=False, text=False)
+    return out.returncode == 0, pgsql.errors(out).strip()
 
 
 def attempt(what, fn):
@@ -390,8 +392,8 @@ def dump_restore(src):
         kept = [line for line in lines if not ATTVER_LINE.fullmatch(line)]
         dropped = len(lines) - len(kept)
         if rc == 0:
-            rc, _, err = run(dst_cmd("psql", "postgres") + ["-X", "-q", "-v", "ON_ERROR_STOP=1"],
-                             b"\n".join(kept))
+            proc = pgsql.run(psql_cmd("dst", "postgres"), b"\n".join(kept), tuples=False, text=False)
+            rc, err = proc.returncode, pgsql.errors(proc)
         if not check(rc == 0 and not err.strip(),
                      f"the same archive into {NEW} through pg_restore -C -f - and psql, without "
                      f"its {dropped} ALTER COLUMN ... SET (pg_attver=N): no error, no warning", err):

@@ -18,6 +18,11 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/versions/roots.sh
+. tests/lib/results.sh
+# A root's tests/run.sh and major.sh end with the total on a line of its own
+# (the suites' own lines, "python: N passed, N failed" among them, come
+# before it and must not stand in for it).
+RESULTS_LINE='^[0-9]+ passed, [0-9]+ failed'
 
 # root:make targets built inside it:the suites of tests/run.sh run there (the
 # core and SQLite suites on Debian 13, multi-server on the newest).
@@ -27,8 +32,6 @@ MATRIX=(
 	"experimental:build/amq.so pg:postgres joinfilter interop multi"
 )
 
-total_pass=0
-total_fail=0
 summaries=()
 mounted=()
 cleanup() {
@@ -40,18 +43,6 @@ cleanup() {
 	done
 }
 trap cleanup EXIT
-
-# Adds the counts of the last "N passed, N failed" in file $1; none is one
-# failure. Echoes "pass fail".
-counts_of() {
-	local line
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1)
-	if [ -z "$line" ]; then
-		echo "0 1"
-	else
-		sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\1 \2/' <<<"$line"
-	fi
-}
 
 for entry in "${MATRIX[@]}"; do
 	IFS=: read -r name targets suites <<<"$entry"
@@ -72,7 +63,7 @@ for entry in "${MATRIX[@]}"; do
 	if ! amq_root_mount "$name"; then
 		summaries+=("PostgreSQL $version ($name root): cannot mount proc and /dev/shm in $root: 0 passed, 1 failed")
 		echo "${summaries[-1]}"
-		total_fail=$((total_fail + 1))
+		results_tally 0 1
 		continue
 	fi
 	# A fresh copy of the tree (tracked and untracked files, no build output).
@@ -84,25 +75,24 @@ for entry in "${MATRIX[@]}"; do
 		if ! make --no-print-directory -j2 $targets >build.log 2>&1; then
 			cat build.log; echo 'make failed in the $name root'; echo '0 passed, 1 failed'; exit 1
 		fi && AMQ_PG_WHERE='$name root, inside' bash tests/run.sh $suites" 2>&1 | tee "$log"
-	read -r pass fail < <(counts_of "$log")
+	# No total line is one failure.
+	read -r pass fail < <(results_line <"$log" || echo "0 1")
 	per_suite=$(grep -E '^--- [a-z]+: [0-9]+ passed, [0-9]+ failed' "$log" |
 		sed -E 's/^--- ([a-z]+): ([0-9]+) passed, ([0-9]+) failed/\1 \2\/\3/' | paste -sd, - | sed 's/,/, /g')
 	# Stored filters from a 15 server on the host into this version.
 	bash tests/versions/major.sh "$name" 2>&1 | tee "$log"
-	read -r mpass mfail < <(counts_of "$log")
+	read -r mpass mfail < <(results_line <"$log" || echo "0 1")
 	not_tested=$(grep '^NOT TESTED' "$log")
 	rm -f "$log"
 	pass=$((pass + mpass))
 	fail=$((fail + mfail))
 	summaries+=("PostgreSQL $version ($name root): ${per_suite:-no suite ran}, major-version moves $mpass/$mfail (passed/failed): $pass passed, $fail failed")
 	[ -n "$not_tested" ] && summaries+=("$not_tested")
-	total_pass=$((total_pass + pass))
-	total_fail=$((total_fail + fail))
+	results_tally "$pass" "$fail"
 	amq_root_kill_servers "$name"
 	sleep 1
 	amq_root_unmount "$name"
 done
 echo
 printf '%s\n' "${summaries[@]}"
-echo "$total_pass passed, $total_fail failed"
-[ "$total_fail" -eq 0 ]
+results_print

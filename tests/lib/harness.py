@@ -1,5 +1,7 @@
 """What the Python test scripts share: counting checks, one line per check,
-and the closing "N passed, N failed" line tests/run.sh adds up."""
+and the closing "N passed, N failed" line tests/run.sh adds up. The Python
+package's tests (tests/python) and the interop suite use it; their scripts
+put tests/lib on sys.path."""
 
 import sys
 import traceback
