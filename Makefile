@@ -8,8 +8,9 @@
 #                   SQLite tests, pg_regress on a temporary server, interop, a
 #                   coordinator and two shards (tests/multi), the Python
 #                   package (tests/python), and PostgreSQL 17, 18 and 19 in
-#                   Debian roots (tests/versions); one summary line per
-#                   PostgreSQL version, then the last, "N passed, N failed"
+#                   Debian roots (tests/versions) and the clang-format check
+#                   (tests/format); one summary line per PostgreSQL version,
+#                   then the last, "N passed, N failed"
 #   make demo       the join-prefilter session in the sqlite3 CLI
 #   make demo-pg    the join prefilter across a PostgreSQL coordinator and two
 #                   shards (postgres_fdw), on servers it starts and stops
@@ -55,12 +56,14 @@ export PG_CONFIG
 
 # Debian packages: what `make` builds with, then what the tests and
 # benchmarks add (cross compilers and qemu, libFuzzer's runtime, libbloom,
-# the Debian roots of newer PostgreSQL versions, the Python package).
+# the Debian roots of newer PostgreSQL versions, the Python package,
+# clang-format).
 BUILD_PACKAGES := gcc make clang libxxhash-dev libsqlite3-dev sqlite3 python3 \
 	postgresql-$(PG_MAJOR) postgresql-server-dev-$(PG_MAJOR)
 TEST_PACKAGES := libclang-rt-dev libbloom-dev debootstrap \
 	python3-setuptools python3-venv python3-dev python3-psycopg \
-	qemu-user gcc-s390x-linux-gnu libc6-dev-s390x-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+	qemu-user gcc-s390x-linux-gnu libc6-dev-s390x-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
+	clang-format
 PACKAGES := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 
 WARN := -Wall -Wextra -Werror

@@ -8,6 +8,7 @@ set -u
 cd "$(dirname "$0")/.."
 
 suites=(
+	"format:tests/format/run.sh"
 	"core:tests/core/run.sh"
 	"cross:tests/cross/run.sh"
 	"fuzz:tests/fuzz/run.sh"
