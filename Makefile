@@ -7,9 +7,10 @@
 #                   qemu-user for s390x and aarch64), a bounded libFuzzer run,
 #                   SQLite tests, pg_regress on a temporary server, interop, a
 #                   coordinator and two shards (tests/multi), the Python
-#                   package (tests/python), and PostgreSQL 17, 18 and 19 in
-#                   Debian roots (tests/versions) and the clang-format check
-#                   (tests/format); one summary line per PostgreSQL version,
+#                   package (tests/python), PostgreSQL 17, 18 and 19 in Debian
+#                   roots (tests/versions), the clang-format check
+#                   (tests/format) and a smoke run of every benchmark
+#                   (tests/bench); one summary line per PostgreSQL version,
 #                   then the last, "N passed, N failed"
 #   make demo       the join-prefilter session in the sqlite3 CLI
 #   make demo-pg    the join prefilter across a PostgreSQL coordinator and two

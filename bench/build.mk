@@ -1,5 +1,6 @@
 # Benchmarks; not tests. `make bench` runs all of them; each prints its own
-# table, which goes into docs/BENCHMARKS.md with the date and machine.
+# table, which goes into docs/BENCHMARKS.md with the date and machine. make
+# test builds them and smoke-runs each at tiny sizes (tests/bench/run.sh).
 
 CORE_BENCH := $(BUILD)/bench/core_bench
 
@@ -29,5 +30,7 @@ $(CUCKOO_BENCH): bench/cuckoo_bench.c $(CORE_OBJ) $(CORE_HDR) | deps
 .PHONY: bench-cuckoo
 bench-cuckoo: $(CUCKOO_BENCH)
 	$(CUCKOO_BENCH) $(CUCKOO_BENCH_ARGS)
+
+TEST_BINARIES += $(CORE_BENCH) $(CUCKOO_BENCH)
 
 bench: bench-core bench-cuckoo bench-sqlite bench-pg bench-multi bench-join bench-bulk bench-python

@@ -8,6 +8,9 @@ PY_VENV := $(BUILD)/python/venv
 PY_SRC := $(wildcard python/src/*.c python/src/*.h python/amq/*.py python/amq/*.pyi) \
 	python/setup.py python/pyproject.toml
 
+# make test builds it for the benchmark's smoke run (tests/bench/run.sh).
+TEST_BINARIES += $(PY_VENV)/.installed
+
 .PHONY: python bench-python
 
 python: $(PY_VENV)/.installed
