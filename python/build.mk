@@ -17,7 +17,7 @@ python: $(PY_VENV)/.installed
 
 # pip builds in a copy, so python/ stays free of build output (python/build,
 # not every "build": core/build/ is source).
-$(PY_VENV)/.installed: $(PY_SRC) $(CORE_SRC) $(CORE_HDR) $(SQLITE_SRC) $(SQLITE_HDR) | deps
+$(PY_VENV)/.installed: $(PY_SRC) $(CORE_SRC) $(CORE_HDR) $(SQLITE_SRC) $(SQLITE_HDR)
 	@rm -rf $(PY_VENV) $(BUILD)/python/src
 	$(PYTHON) -m venv --system-site-packages $(PY_VENV)
 	@mkdir -p $(BUILD)/python/src
