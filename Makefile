@@ -69,7 +69,7 @@ TEST_PACKAGES := libclang-rt-dev libbloom-dev debootstrap \
 	clang-format
 PACKAGES := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 
-WARN := -Wall -Wextra -Werror
+WARN := -Wall -Wextra -Wshadow -Wmissing-prototypes -Werror
 # -fvisibility=hidden: build/amq.so exports its entry point and nothing else.
 CFLAGS_AMQ := -std=c11 -O2 -g -fPIC -fvisibility=hidden -D_GNU_SOURCE $(WARN)
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
