@@ -7,9 +7,11 @@
 #                   qemu-user for s390x and aarch64), a bounded libFuzzer run,
 #                   SQLite tests, pg_regress on a temporary server, interop, a
 #                   coordinator and two shards (tests/multi), the Python
-#                   package (tests/python), and PostgreSQL 17, 18 and 19 in
-#                   Debian roots (tests/versions); one summary line per
-#                   PostgreSQL version, then the last, "N passed, N failed"
+#                   package (tests/python), PostgreSQL 17, 18 and 19 in Debian
+#                   roots (tests/versions), the clang-format check
+#                   (tests/format) and a smoke run of every benchmark
+#                   (tests/bench); one summary line per PostgreSQL version,
+#                   then the last, "N passed, N failed"
 #   make demo       the join-prefilter session in the sqlite3 CLI
 #   make demo-pg    the join prefilter across a PostgreSQL coordinator and two
 #                   shards (postgres_fdw), on servers it starts and stops
@@ -20,8 +22,10 @@
 #                   make bench-python: its benchmark
 #   make deps       install missing Debian packages (apt-get as root, else
 #                   print the apt-get line and stop): make test and make bench
-#                   run it; make, make install and make demo check only the
-#                   packages they build with (make build-deps)
+#                   run it first, make demo only for the packages it builds
+#                   with (make build-deps). Nothing else runs the package
+#                   manager: make and make install stop with "run: make deps"
+#                   when the compiler, a header or pg_config is missing
 #   make format     clang-format our C files
 #   make clean
 #
@@ -55,15 +59,17 @@ export PG_CONFIG
 
 # Debian packages: what `make` builds with, then what the tests and
 # benchmarks add (cross compilers and qemu, libFuzzer's runtime, libbloom,
-# the Debian roots of newer PostgreSQL versions, the Python package).
+# the Debian roots of newer PostgreSQL versions, the Python package,
+# clang-format).
 BUILD_PACKAGES := gcc make clang libxxhash-dev libsqlite3-dev sqlite3 python3 \
 	postgresql-$(PG_MAJOR) postgresql-server-dev-$(PG_MAJOR)
 TEST_PACKAGES := libclang-rt-dev libbloom-dev debootstrap \
 	python3-setuptools python3-venv python3-dev python3-psycopg \
-	qemu-user gcc-s390x-linux-gnu libc6-dev-s390x-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+	qemu-user gcc-s390x-linux-gnu libc6-dev-s390x-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
+	clang-format
 PACKAGES := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 
-WARN := -Wall -Wextra -Werror
+WARN := -Wall -Wextra -Wshadow -Wmissing-prototypes -Werror
 # -fvisibility=hidden: build/amq.so exports its entry point and nothing else.
 CFLAGS_AMQ := -std=c11 -O2 -g -fPIC -fvisibility=hidden -D_GNU_SOURCE $(WARN)
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -77,19 +83,21 @@ CORE_ASAN_OBJ := $(CORE_SRC:core/%.c=$(BUILD)/asan/core/%.o)
 # time); ARCH_FLAGS is that file's extra flag in every rule that compiles core.
 CORE_AVX2_SRC := $(wildcard core/*/*_avx2.c)
 CORE_PLAIN_SRC := $(filter-out $(CORE_AVX2_SRC),$(CORE_SRC))
-# (Expanded when a recipe runs: on a fresh machine make build-deps installs
-# the compiler first.)
+# (Expanded when a recipe runs: on a fresh machine make deps installs the
+# compiler first.)
 AVX2_FLAGS = $(if $(filter x86_64%,$(shell $(CC) -dumpmachine 2>/dev/null || uname -m)),-mavx2)
 $(BUILD)/core/%_avx2.o $(BUILD)/asan/core/%_avx2.o $(BUILD)/fuzz/core/%_avx2.o: ARCH_FLAGS = $(AVX2_FLAGS)
 
-.PHONY: all deps build-deps install test demo bench format clean
+.PHONY: all deps build-deps check-build check-pg install test demo bench format clean
 # Keep the sanitizer objects the test binaries are linked from between runs.
 .SECONDARY: $(CORE_ASAN_OBJ)
 .DEFAULT_GOAL := all
 
-all: build-deps $(BUILD)/amq.so pg
+all: $(BUILD)/amq.so pg
 
-# deps: every package above; build-deps: only those `make` builds with.
+# deps: every package above; build-deps: only those `make` builds with. Run
+# by make test, make bench and make demo (build-deps) before they build, in a
+# make of their own so that nothing is compiled before the packages are in.
 deps build-deps:
 	@missing=""; for p in $(if $(filter deps,$@),$(PACKAGES),$(BUILD_PACKAGES)); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
@@ -104,11 +112,22 @@ deps build-deps:
 	  fi; \
 	fi
 
-$(BUILD)/core/%.o: core/%.c $(CORE_HDR) | build-deps
+# What the build needs, checked without the package manager before anything
+# is compiled: a C compiler that finds xxhash.h and sqlite3ext.h, and for the
+# PostgreSQL module the server headers of PG_CONFIG.
+check-build:
+	@printf '#include <xxhash.h>\n#include <sqlite3ext.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 || \
+	  { echo "$(CC) does not compile with xxhash.h and sqlite3ext.h; run: make deps" >&2; exit 1; }
+
+check-pg: check-build
+	@[ -x '$(PG_CONFIG)' ] && [ -f "$$('$(PG_CONFIG)' --includedir-server)/postgres.h" ] || \
+	  { echo "no PostgreSQL $(PG_MAJOR) server headers ($(PG_CONFIG)); run: make deps" >&2; exit 1; }
+
+$(BUILD)/core/%.o: core/%.c $(CORE_HDR) | check-build
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_AMQ) -Icore $(ARCH_FLAGS) -c $< -o $@
 
-$(BUILD)/asan/core/%.o: core/%.c $(CORE_HDR) | build-deps
+$(BUILD)/asan/core/%.o: core/%.c $(CORE_HDR) | check-build
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_AMQ) $(SAN) -Icore $(ARCH_FLAGS) -c $< -o $@
 
@@ -118,7 +137,8 @@ include tests/build.mk
 include bench/build.mk
 include python/build.mk
 
-test: deps all $(TEST_BINARIES)
+test: deps
+	@$(MAKE) --no-print-directory all $(TEST_BINARIES)
 	@bash tests/run.sh
 
 format:

@@ -1,10 +1,11 @@
 # Benchmarks; not tests. `make bench` runs all of them; each prints its own
-# table, which goes into docs/BENCHMARKS.md with the date and machine.
+# table, which goes into docs/BENCHMARKS.md with the date and machine. make
+# test builds them and smoke-runs each at tiny sizes (tests/bench/run.sh).
 
 CORE_BENCH := $(BUILD)/bench/core_bench
 
 $(CORE_BENCH): bench/core_bench.c $(CORE_PLAIN_SRC) $(CORE_AVX2_SRC:core/%.c=$(BUILD)/core/%.o) \
-		$(CORE_HDR) | deps
+		$(CORE_HDR) | check-build
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O3 -g -D_GNU_SOURCE $(WARN) -Icore $< $(CORE_PLAIN_SRC) \
 	  $(CORE_AVX2_SRC:core/%.c=$(BUILD)/core/%.o) -lbloom -lm -o $@
@@ -22,7 +23,7 @@ bench-bulk: $(BUILD)/amq.so install
 # from, so it times the code SQL runs. CUCKOO_BENCH_ARGS: e.g. "--runs 1 1e6".
 CUCKOO_BENCH := $(BUILD)/bench/cuckoo_bench
 
-$(CUCKOO_BENCH): bench/cuckoo_bench.c $(CORE_OBJ) $(CORE_HDR) | deps
+$(CUCKOO_BENCH): bench/cuckoo_bench.c $(CORE_OBJ) $(CORE_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g -D_GNU_SOURCE $(WARN) -Icore $< $(CORE_OBJ) -lm -o $@
 
@@ -30,4 +31,9 @@ $(CUCKOO_BENCH): bench/cuckoo_bench.c $(CORE_OBJ) $(CORE_HDR) | deps
 bench-cuckoo: $(CUCKOO_BENCH)
 	$(CUCKOO_BENCH) $(CUCKOO_BENCH_ARGS)
 
-bench: bench-core bench-cuckoo bench-sqlite bench-pg bench-multi bench-join bench-bulk bench-python
+TEST_BINARIES += $(CORE_BENCH) $(CUCKOO_BENCH)
+
+# The packages first, in a make of their own (as for make test).
+bench: deps
+	@$(MAKE) --no-print-directory bench-core bench-cuckoo bench-sqlite bench-pg bench-multi \
+	  bench-join bench-bulk bench-python

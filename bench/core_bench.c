@@ -2,9 +2,11 @@
  * core_bench.c - ns per add and per contains for amq's classic Bloom, blocked
  * Bloom and cuckoo filters, side by side with Debian's libbloom at the same n
  * and p, plus bits per item against theory. Prints a markdown table; each
- * time is the median of RUNS runs. Usage: core_bench [--hugepages] [n ...]
+ * time is the median of RUNS runs. Usage: core_bench [--smoke] [--hugepages] [n ...]
  * (default 1e6 1e8); --hugepages asks for transparent huge pages
- * (madvise) for every filter, amq's and libbloom's alike. A second table
+ * (madvise) for every filter, amq's and libbloom's alike; --smoke (for make
+ * test, which only checks that it runs) times one run of everything and the
+ * builder at the first n instead of BUILD_N. A second table
  * gives ns per probe of a scalable chain grown to 1x, 10x and 100x its first
  * capacity against a blocked filter sized for the final n,
  * and a third times the aggregate builder at BUILD_N distinct values: sized at the end
@@ -26,6 +28,8 @@
 #define FPR 0.01
 
 static bool hugepages;
+/* RUNS, or 1 under --smoke. */
+static int runs = RUNS;
 
 /* Page-aligned memory, with huge pages requested when --hugepages is given. */
 static void advise(void *p, size_t size)
@@ -176,7 +180,7 @@ static void scalable_table(uint64_t first)
 		amq_bloom_create(&b, n, FPR, AMQ_LAYOUT_BLOCKED, 0, A, &err);
 		for (uint64_t i = 0; i < n; i++)
 			amq_bloom_add(&b, amq_hash_int((int64_t)i, 0));
-		for (int k = 0; k < RUNS; k++) {
+		for (int k = 0; k < runs; k++) {
 			chain[k] = probe_ns(&f, n, &chain_fpr);
 			plain[k] = probe_ns(&b, n, &plain_fpr);
 		}
@@ -185,7 +189,7 @@ static void scalable_table(uint64_t first)
 		int links = 0;
 		for (const char *p = json; (p = strstr(p, "\"error\"")) != NULL; p++)
 			links++;
-		double c = median(chain, RUNS), pl = median(plain, RUNS);
+		double c = median(chain, runs), pl = median(plain, runs);
 		printf("| %.0e (%llux) | %d | %.1f | %.1f | %.2fx | %.4f | %.4f | %.2f | %.2f |\n",
 		       (double)n, (unsigned long long)times, links, c, pl, c / pl, chain_fpr,
 		       plain_fpr, (double)f.size * 8.0 / (double)n,
@@ -230,28 +234,29 @@ static double build_once(build_mode mode, amq_layout layout, uint64_t n)
 	return seconds;
 }
 
-/* The builder table: for each layout, the modes run in turn, round after
- * round, so a noisy neighbour slows them alike; medians of BUILD_RUNS. */
-static void builder_table(void)
+/* The builder table at n values: for each layout, the modes run in turn,
+ * round after round, so a noisy neighbour slows them alike; medians of
+ * build_runs (at most BUILD_RUNS). */
+static void builder_table(uint64_t n, int build_runs)
 {
 	static const char *const MODE_NAMES[] = {"hashing alone", "sized for the distinct values",
 						 "with a capacity (streaming)"};
 	printf("\nBuilder (amq_builder_add + finish, int64 values hashed as SQL does) at %.0e "
 	       "distinct values, p = %g; medians of %d interleaved runs.\n\n",
-	       (double)BUILD_N, FPR, BUILD_RUNS);
+	       (double)n, FPR, build_runs);
 	printf(
 	    "| layout | build | ns/row | M rows/s | vs with a capacity |\n|---|---|---|---|---|\n");
 	for (int layout = AMQ_LAYOUT_CLASSIC; layout <= AMQ_LAYOUT_BLOCKED; layout++) {
 		double t[BUILD_MODES][BUILD_RUNS], med[BUILD_MODES];
-		for (int r = 0; r < BUILD_RUNS; r++)
+		for (int r = 0; r < build_runs; r++)
 			for (int m = 0; m < BUILD_MODES; m++)
-				t[m][r] = build_once((build_mode)m, (amq_layout)layout, BUILD_N);
+				t[m][r] = build_once((build_mode)m, (amq_layout)layout, n);
 		for (int m = 0; m < BUILD_MODES; m++)
-			med[m] = median(t[m], BUILD_RUNS);
+			med[m] = median(t[m], build_runs);
 		for (int m = 0; m < BUILD_MODES; m++)
 			printf("| %s | %s | %.1f | %.2f | %.2fx |\n",
 			       layout == AMQ_LAYOUT_BLOCKED ? "blocked" : "classic", MODE_NAMES[m],
-			       med[m] * 1e9 / BUILD_N, BUILD_N / med[m] / 1e6,
+			       med[m] * 1e9 / (double)n, (double)n / med[m] / 1e6,
 			       med[m] / med[WITH_CAPACITY]);
 		fflush(stdout);
 	}
@@ -261,9 +266,14 @@ int main(int argc, char **argv)
 {
 	uint64_t sizes[8] = {1000000, 100000000};
 	int nsizes = 2, first = 1;
-	if (argc > 1 && strcmp(argv[1], "--hugepages") == 0) {
+	bool smoke = argc > first && strcmp(argv[first], "--smoke") == 0;
+	if (smoke) {
+		runs = 1;
+		first++;
+	}
+	if (argc > first && strcmp(argv[first], "--hugepages") == 0) {
 		hugepages = true;
-		first = 2;
+		first++;
 	}
 	if (argc > first) {
 		nsizes = 0;
@@ -273,7 +283,7 @@ int main(int argc, char **argv)
 	double classic_theory = 1.44 * log2(1.0 / FPR);
 	double cuckoo_theory = (log2(1.0 / FPR) + 3.0) / 0.95;
 	printf("p = %g; medians of %d runs; contains probes half present, half absent; %s.\n", FPR,
-	       RUNS, hugepages ? "transparent huge pages requested" : "4 KiB pages");
+	       runs, hugepages ? "transparent huge pages requested" : "4 KiB pages");
 #ifdef AMQ_HAVE_AVX2_PROBE
 	printf("Blocked probe: %s.\n", amq_blocked_have_avx2() ? "AVX2" : "portable (no AVX2)");
 #else
@@ -289,14 +299,14 @@ int main(int argc, char **argv)
 		for (int s = 0; s < STRUCTURES; s++) {
 			double add[RUNS], contains[RUNS];
 			result r = {0};
-			for (int k = 0; k < RUNS; k++) {
+			for (int k = 0; k < runs; k++) {
 				r = run_once((structure)s, sizes[i]);
 				add[k] = r.add_ns;
 				contains[k] = r.contains_ns;
 			}
 			med[s] = r;
-			med[s].add_ns = median(add, RUNS);
-			med[s].contains_ns = median(contains, RUNS);
+			med[s].add_ns = median(add, runs);
+			med[s].contains_ns = median(contains, runs);
 		}
 		for (int s = 0; s < STRUCTURES; s++)
 			printf("| %.0e | %s | %.1f | %.1f | %.2fx | %.2f | %.4f |\n",
@@ -306,6 +316,6 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 	scalable_table(sizes[0] / 10 > 0 ? sizes[0] / 10 : 1);
-	builder_table();
+	builder_table(smoke ? sizes[0] : BUILD_N, smoke ? 1 : BUILD_RUNS);
 	return 0;
 }

@@ -10,7 +10,7 @@
 
 .PHONY: pg install bench-pg bench-multi demo-pg bench-join bench-join-versions
 
-pg: | build-deps
+pg: | check-pg
 	$(MAKE) -C postgres PG_CONFIG=$(PG_CONFIG)
 
 install: pg

@@ -8,16 +8,20 @@ PY_VENV := $(BUILD)/python/venv
 PY_SRC := $(wildcard python/src/*.c python/src/*.h python/amq/*.py python/amq/*.pyi) \
 	python/setup.py python/pyproject.toml
 
+# make test builds it for the benchmark's smoke run (tests/bench/run.sh).
+TEST_BINARIES += $(PY_VENV)/.installed
+
 .PHONY: python bench-python
 
 python: $(PY_VENV)/.installed
 
-# pip builds in a copy, so python/ stays free of build output.
-$(PY_VENV)/.installed: $(PY_SRC) $(CORE_SRC) $(CORE_HDR) $(SQLITE_SRC) $(SQLITE_HDR) | deps
+# pip builds in a copy, so python/ stays free of build output (python/build,
+# not every "build": core/build/ is source).
+$(PY_VENV)/.installed: $(PY_SRC) $(CORE_SRC) $(CORE_HDR) $(SQLITE_SRC) $(SQLITE_HDR)
 	@rm -rf $(PY_VENV) $(BUILD)/python/src
 	$(PYTHON) -m venv --system-site-packages $(PY_VENV)
 	@mkdir -p $(BUILD)/python/src
-	tar -cf - --exclude=build --exclude='*.egg-info' --exclude=__pycache__ \
+	tar -cf - --exclude=python/build --exclude='*.egg-info' --exclude=__pycache__ \
 	  core sqlite python | tar -xf - -C $(BUILD)/python/src
 	AMQ_WERROR=1 $(PY_VENV)/bin/python -m pip install -q --no-build-isolation \
 	  --no-index $(BUILD)/python/src/python

@@ -30,7 +30,7 @@ SQLITE = os.path.join(ROOT, "sqlite")
 if not os.path.exists(os.path.join(CORE, "amq.h")):
     raise SystemExit(f"amq: {CORE}/amq.h is missing: build from a checkout of the amq repository")
 
-CFLAGS = ["-std=c11", "-fvisibility=hidden", "-D_GNU_SOURCE", "-Wall", "-Wextra"]
+CFLAGS = ["-std=c11", "-fvisibility=hidden", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Wshadow", "-Wmissing-prototypes"]
 if os.environ.get("AMQ_WERROR") == "1":
     CFLAGS.append("-Werror")
 X86_64 = platform.machine().lower() in ("x86_64", "amd64")

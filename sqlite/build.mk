@@ -12,7 +12,7 @@ TEST_BINARIES += $(SQLITE_HARNESSES)
 
 .PHONY: bench-sqlite
 
-$(BUILD)/sqlite/%.o: sqlite/%.c $(SQLITE_HDR) $(CORE_HDR) | build-deps
+$(BUILD)/sqlite/%.o: sqlite/%.c $(SQLITE_HDR) $(CORE_HDR) | check-build
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_AMQ) -Icore -c $< -o $@
 
@@ -21,13 +21,16 @@ $(BUILD)/amq.so: $(CORE_OBJ) $(SQLITE_OBJ)
 
 # The extension compiled into a test program (SQLITE_CORE) under ASan+UBSan.
 $(BUILD)/asan/sqlite_%: tests/sqlite/%.c tests/core/check.h $(SQLITE_SRC) $(SQLITE_HDR) \
-		$(CORE_ASAN_OBJ) | build-deps
+		$(CORE_ASAN_OBJ) | check-build
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_AMQ) $(SAN) -DSQLITE_CORE -Icore -Isqlite $< $(SQLITE_SRC) $(CORE_ASAN_OBJ) \
 	  -lsqlite3 -lm -o $@
 
-# The join-prefilter session of the README, on data it generates itself.
-demo: $(BUILD)/amq.so
+# The join-prefilter session of the README, on data it generates itself;
+# first the packages it builds with (the README's first command, on a fresh
+# machine).
+demo: build-deps
+	@$(MAKE) --no-print-directory $(BUILD)/amq.so
 	@sqlite3 -batch -cmd '.load ./$(BUILD)/amq' :memory: < sqlite/demo.sql
 
 bench-sqlite: $(BUILD)/amq.so

@@ -141,6 +141,9 @@ static const struct function_entry {
     {"amq_version", AMQ_KIND_BLOOM, 0, amq_version_func, NULL, NULL},
 };
 
+/* No header declares it: SQLite finds it by name (the tests declare it too). */
+int sqlite3_amq_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi);
+
 /*
  * The entry point SQLite derives from the file name build/amq.so. Registers
  * every function with user data that names it and shares the connection's

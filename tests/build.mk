@@ -19,12 +19,12 @@ $(BUILD)/asan/tests/%: tests/core/%.c $(wildcard tests/core/*.h) $(CORE_ASAN_OBJ
 FUZZ_CFLAGS := -std=c11 -O1 -g $(WARN) -D_GNU_SOURCE -fno-sanitize-recover=all -Icore
 FUZZ_AVX2_OBJ := $(CORE_AVX2_SRC:core/%.c=$(BUILD)/fuzz/core/%.o)
 
-$(FUZZ_READER): tests/fuzz/fuzz_reader.c $(CORE_PLAIN_SRC) $(FUZZ_AVX2_OBJ) $(CORE_HDR) | deps
+$(FUZZ_READER): tests/fuzz/fuzz_reader.c $(CORE_PLAIN_SRC) $(FUZZ_AVX2_OBJ) $(CORE_HDR)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined $< $(CORE_PLAIN_SRC) \
 	  $(FUZZ_AVX2_OBJ) -lm -o $@
 
-$(BUILD)/fuzz/core/%.o: core/%.c $(CORE_HDR) | deps
+$(BUILD)/fuzz/core/%.o: core/%.c $(CORE_HDR)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined $(ARCH_FLAGS) -c $< -o $@
 
@@ -47,7 +47,7 @@ CROSS_TESTS := $(foreach a,$(CROSS_ARCHES),$(CORE_TEST_SRC:tests/core/%.c=$(BUIL
 
 TEST_BINARIES += $(CROSS_TESTS)
 
-$(CROSS_INCLUDE)/xxhash.h: | deps
+$(CROSS_INCLUDE)/xxhash.h: | check-build
 	@mkdir -p $(dir $@)
 	ln -sf /usr/include/xxhash.h $@
 

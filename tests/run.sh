@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 . tests/lib/results.sh
 
 suites=(
+	"format:tests/format/run.sh"
 	"core:tests/core/run.sh"
 	"cross:tests/cross/run.sh"
 	"fuzz:tests/fuzz/run.sh"
@@ -21,6 +22,7 @@ suites=(
 	"multi:tests/multi/run.sh"
 	"versions:tests/versions/run.sh"
 	"python:tests/python/run.sh"
+	"bench:tests/bench/run.sh"
 )
 if [ $# -gt 0 ]; then
 	wanted=("$@")

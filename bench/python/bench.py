@@ -11,7 +11,9 @@ Times are medians of RUNS runs (time.perf_counter). Prints Markdown for
 docs/BENCHMARKS.md. Not a test: nothing here asserts a speed.
 
 Usage: bench.py PATH_TO_build/amq.so (run with the Python the package is
-installed in); env RUNS (default 5).
+installed in); env RUNS (default 5). AMQ_BENCH_SMOKE=1 (make test's bench
+suite, which only checks that it runs) makes every size 100 times smaller and
+every median one run; its figures mean nothing.
 """
 
 import os
@@ -23,7 +25,10 @@ import time
 
 import amq
 
-RUNS = int(os.environ.get("RUNS", "5"))
+SMOKE = os.environ.get("AMQ_BENCH_SMOKE") == "1"
+RUNS = int(os.environ.get("RUNS", "1" if SMOKE else "5"))
+# The distinct keys and SQLite rows (1M), and the values amq.bloom builds from (10M).
+KEYS, BUILD = (10_000, 100_000) if SMOKE else (1_000_000, 10_000_000)
 
 
 def median_time(fn):
@@ -63,7 +68,7 @@ def per_call(keys, f, s):
     return loop, rows
 
 
-def sqlite_rows(extension, n=1_000_000):
+def sqlite_rows(extension, n=KEYS):
     """ns per row of bloom_contains over n rows: via amq.load, and via the path;
     the two connections' runs alternate, so both see the same machine."""
     vip = bytes(amq.bloom(range(0, n, 10)))
@@ -93,13 +98,13 @@ def sqlite_rows(extension, n=1_000_000):
 def main():
     extension = sys.argv[1]
     rng = random.Random(1)
-    keys = rng.sample(range(10**9), 1_000_000)
+    keys = rng.sample(range(10**9), KEYS)
     s = set(keys)
     f = amq.bloom(keys, 0.01)
     print(f"Python {sys.version.split()[0]}, amq {amq.__version__}; medians of {RUNS} runs.")
     print()
     loop, rows = per_call(keys, f, s)
-    print(f"1M distinct ints against a 1M-item blocked filter ({len(bytes(f)):,} bytes) "
+    print(f"{KEYS:,} distinct ints against a {KEYS:,}-item blocked filter ({len(bytes(f)):,} bytes) "
           "and a set of the same ints, one call per int:")
     print()
     print("| operation | ns per call | vs set |")
@@ -111,17 +116,17 @@ def main():
     print()
     many = median_time(lambda: f.contains_many(keys))
     set_many = median_time(lambda: [i in s for i in keys])
-    build = median_time(lambda: amq.bloom(range(10_000_000), 0.01))
-    set_build = median_time(lambda: set(range(10_000_000)))
+    build = median_time(lambda: amq.bloom(range(BUILD), 0.01))
+    set_build = median_time(lambda: set(range(BUILD)))
     print("| batch | values/s | beside it (set) |")
     print("|---|---:|---:|")
-    print(f"| `f.contains_many(keys)`, 1M ints | {1e6 / many / 1e6:.1f} M | "
-          f"`[i in s for i in keys]`: {1e6 / set_many / 1e6:.1f} M |")
-    print(f"| `amq.bloom(range(10_000_000), 0.01)` | {1e7 / build / 1e6:.1f} M | "
-          f"`set(range(10_000_000))`: {1e7 / set_build / 1e6:.1f} M |")
+    print(f"| `f.contains_many(keys)`, {KEYS:,} ints | {KEYS / many / 1e6:.1f} M | "
+          f"`[i in s for i in keys]`: {KEYS / set_many / 1e6:.1f} M |")
+    print(f"| `amq.bloom(range({BUILD:_}), 0.01)` | {BUILD / build / 1e6:.1f} M | "
+          f"`set(range({BUILD:_}))`: {BUILD / set_build / 1e6:.1f} M |")
     print()
-    print("SQLite, `SELECT count(*) FROM t WHERE bloom_contains(?, x)` over 1M rows "
-          "(a bound filter of 100,000 values):")
+    print(f"SQLite, `SELECT count(*) FROM t WHERE bloom_contains(?, x)` over {KEYS:,} rows "
+          f"(a bound filter of {KEYS // 10:,} values):")
     print()
     print("| extension loaded through | ns per row | rows kept |")
     print("|---|---:|---:|")

@@ -20,6 +20,8 @@ machine is shared, and a run is one thread), queries interleaved round by
 round. glibc's malloc is told to keep large blocks in its heap, so that the
 copy SQLite makes of a bound 64 MiB blob costs the same in every run. Prints Markdown for docs/BENCHMARKS.md.
 Usage: /usr/bin/python3 bench/sqlite/bench.py [extension] (env ROWS, BUILD_ROWS, RUNS).
+AMQ_BENCH_SMOKE=1 (make test's bench suite, which only checks that it runs)
+makes every size tiny and every median one run; its figures mean nothing.
 """
 
 import ctypes
@@ -30,14 +32,16 @@ import sys
 import time
 
 EXTENSION = sys.argv[1] if len(sys.argv) > 1 else "./build/amq"
-ROWS = int(os.environ.get("ROWS", 3_000_000))
-BUILD_ROWS = int(os.environ.get("BUILD_ROWS", 10_000_000))
-RUNS = int(os.environ.get("RUNS", 11))
-NATURAL_ROWS = 20_000
+SMOKE = os.environ.get("AMQ_BENCH_SMOKE") == "1"
+ROWS = int(os.environ.get("ROWS", 20_000 if SMOKE else 3_000_000))
+BUILD_ROWS = int(os.environ.get("BUILD_ROWS", 20_000 if SMOKE else 10_000_000))
+RUNS = int(os.environ.get("RUNS", 1 if SMOKE else 11))
+NATURAL_ROWS = 200 if SMOKE else 20_000
 SMALL = 10_000  # values in the "small" set the prefilter tests for
 DISTINCT = 1_000  # distinct values probing the 1 KiB and 64 MiB filters
-FEW_ROWS = 1_000_000  # the shorter scan whose difference cancels the fill
+FEW_ROWS = ROWS // 2 if SMOKE else 1_000_000  # the shorter scan whose difference cancels the fill
 FILL_RUNS = 4 * RUNS  # one-statement fills are cheap and noisy: more runs
+BIG, BIG_CAPACITY = ("640 KiB", 530_000) if SMOKE else ("64 MiB", 53_000_000)
 
 # Binding a blob copies it (Python binds SQLITE_TRANSIENT). glibc would map
 # each 64 MiB copy afresh and fault in 16,384 pages, tens of ms that vary more
@@ -192,7 +196,7 @@ def building_filters():
 
 building_filters()
 
-print(f"\n### Filter size: 1 KiB against 64 MiB (bound, {DISTINCT:,} distinct probes)\n")
+print(f"\n### Filter size: 1 KiB against {BIG} (bound, {DISTINCT:,} distinct probes)\n")
 print(f"Per row: the difference between scanning {ROWS:,} and {FEW_ROWS:,} rows, so the one-time "
       "fill cancels. Fill: the first call's extra time (open and verify the bound blob) over "
       "`SELECT length(:f)` (which pays the same bind copy); the built-in baseline is "
@@ -203,8 +207,8 @@ print("|---|---|---:|---:|---:|---:|---:|---:|")
 # The 64 MiB filters are just under 64 MiB. Each filter holds the same half
 # of the probe values: the probes do the same work in both sizes, and only
 # where the bits live differs.
-sizes = {("classic", "1 KiB"): 850, ("classic", "64 MiB"): 53_000_000,
-         ("blocked", "1 KiB"): 800, ("blocked", "64 MiB"): 53_000_000}
+sizes = {("classic", "1 KiB"): 850, ("classic", BIG): BIG_CAPACITY,
+         ("blocked", "1 KiB"): 800, ("blocked", BIG): BIG_CAPACITY}
 probe_values = [i * 7919 % 1000000007 for i in range(1, DISTINCT + 1)]
 sized = {key: filter_of(probe_values[::2], key[0], capacity)
          for key, capacity in sizes.items()}
@@ -230,10 +234,10 @@ for (layout, label), f in sized.items():
     fill = m[key + ("fill",)] - m[key + ("bind",)]
     read = m[key + ("read",)] - m[key + ("bind",)]
     ratio = net[key] / net[layout, "1 KiB"]
-    fill_note = f"{fill / read:.2f}" if label == "64 MiB" else ""
+    fill_note = f"{fill / read:.2f}" if label == BIG else ""
     print(f"| {layout} | {label} | {len(f):,} | {net[key] * 1e9:,.1f} | {ratio:.2f} | "
           f"{fill * 1e3:,.2f} | {read * 1e3:,.2f} | {fill_note} |")
-print("\nTargets: 64 MiB per row <= 1.3x 1 KiB; fill <= 1.5x the built-in read.")
+print(f"\nTargets: {BIG} per row <= 1.3x 1 KiB; fill <= 1.5x the built-in read.")
 
 print(f"\n### How the filter is passed ({NATURAL_ROWS:,} rows, {DISTINCT:,} distinct probes)\n")
 print("| form | filter | ns/row |")
@@ -260,5 +264,6 @@ for name in ("bloom 1 KiB", "bloom 1 MiB", "cuckoo 1 MiB"):
     fn = "bloom_contains" if name.startswith("bloom") else "cuckoo_contains"
     f = db.execute("SELECT f FROM filters WHERE name = ?", (name,)).fetchone()[0]
     for label, sql, bound in forms:
-        seconds = median_seconds(sql.format(fn=fn), (f if bound else name,), runs=3)
+        seconds = median_seconds(sql.format(fn=fn), (f if bound else name,),
+                               runs=1 if SMOKE else 3)
         print(f"| {label} | {name} | {seconds / NATURAL_ROWS * 1e9:,.0f} |")

@@ -180,27 +180,27 @@ static uint64 hash_server_text(const amq_pg_hasher *h, const char *s, size_t len
 static uint64 hash_numeric_value(Numeric num, uint64 seed)
 {
 	/* Digits without trailing fractional zeros: "3.500" is "3.5", "3.0" is "3". */
-	char *text = numeric_normalize(num);
+	char *digits = numeric_normalize(num);
 	uint64 hash;
 
-	if (strcmp(text, "NaN") == 0) {
+	if (strcmp(digits, "NaN") == 0) {
 		hash = amq_hash_double(NAN, seed);
-	} else if (strcmp(text, "Infinity") == 0) {
+	} else if (strcmp(digits, "Infinity") == 0) {
 		hash = amq_hash_double(INFINITY, seed);
-	} else if (strcmp(text, "-Infinity") == 0) {
+	} else if (strcmp(digits, "-Infinity") == 0) {
 		hash = amq_hash_double(-INFINITY, seed);
 	} else {
 		char *end;
 		long long integer;
 
 		errno = 0;
-		integer = strtoll(text, &end, 10);
+		integer = strtoll(digits, &end, 10);
 		if (*end == '\0' && errno == 0)
 			hash = amq_hash_int(integer, seed);
 		else
-			hash = amq_hash_double(strtod(text, NULL), seed);
+			hash = amq_hash_double(strtod(digits, NULL), seed);
 	}
-	pfree(text);
+	pfree(digits);
 	return hash;
 }
 

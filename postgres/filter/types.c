@@ -28,13 +28,13 @@ static int hex_value(char c)
 /* Parses \x + hex (either case) into a checked filter varlena of the kind. */
 static Datum filter_in(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
-	const char *text = PG_GETARG_CSTRING(0);
-	size_t len = strlen(text), digits, size;
+	const char *str = PG_GETARG_CSTRING(0);
+	size_t len = strlen(str), digits, size;
 	struct varlena *v;
 	uint8 *out;
 	amq_filter f;
 
-	if (len < 2 || text[0] != '\\' || text[1] != 'x')
+	if (len < 2 || str[0] != '\\' || str[1] != 'x')
 		ereport(
 		    ERROR, errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 		    errmsg("invalid input syntax for type %s: value does not start with \"\\x\"",
@@ -51,7 +51,7 @@ static Datum filter_in(FunctionCallInfo fcinfo, const amq_pg_call *call)
 	SET_VARSIZE(v, VARHDRSZ + size);
 	out = (uint8 *)VARDATA(v);
 	for (size_t i = 0; i < size; i++) {
-		int hi = hex_value(text[2 + 2 * i]), lo = hex_value(text[3 + 2 * i]);
+		int hi = hex_value(str[2 + 2 * i]), lo = hex_value(str[3 + 2 * i]);
 
 		if (hi < 0 || lo < 0)
 			ereport(ERROR, errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
@@ -72,14 +72,14 @@ static Datum filter_out(FunctionCallInfo fcinfo, const amq_pg_call *call)
 	struct varlena *v = PG_DETOAST_DATUM_PACKED(d);
 	const uint8 *bytes = (const uint8 *)VARDATA_ANY(v);
 	size_t size = VARSIZE_ANY_EXHDR(v);
-	char *text, *p;
+	char *hex, *p;
 
 	if (size > (MaxAllocSize - 3) / 2)
 		ereport(ERROR, errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			errmsg("filter of %zu bytes is too large for text output", size),
 			errhint("Fetch it in binary form or as bytea with binary output."));
-	text = palloc(2 * size + 3);
-	p = text;
+	hex = palloc(2 * size + 3);
+	p = hex;
 	*p++ = '\\';
 	*p++ = 'x';
 	for (size_t i = 0; i < size; i++) {
@@ -87,7 +87,7 @@ static Datum filter_out(FunctionCallInfo fcinfo, const amq_pg_call *call)
 		*p++ = digits[bytes[i] & 0xf];
 	}
 	*p = '\0';
-	PG_RETURN_CSTRING(text);
+	PG_RETURN_CSTRING(hex);
 }
 
 /* The rest of the message buffer, checked, as a filter varlena of the kind. */

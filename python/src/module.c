@@ -198,6 +198,9 @@ static struct PyModuleDef module_def = {
     .m_methods = module_methods,
 };
 
+/* No header declares it: Python finds it by name. */
+PyMODINIT_FUNC PyInit__amq(void);
+
 PyMODINIT_FUNC PyInit__amq(void)
 {
 	if (amq_py_values_init() < 0 || amq_py_filter_init() < 0)

@@ -36,9 +36,10 @@ install_into() {
 	return 1
 }
 
-# The sources a clean clone has: no build output, no egg-info.
+# The sources a clean clone has: no build output (python/build; core/build/ is
+# source), no egg-info.
 mkdir -p "$work/src"
-tar -cf - --exclude=build --exclude='*.egg-info' --exclude=__pycache__ core sqlite python |
+tar -cf - --exclude=python/build --exclude='*.egg-info' --exclude=__pycache__ core sqlite python |
 	tar -xf - -C "$work/src"
 
 if install_into /usr/bin/python3 "$work/venv"; then
