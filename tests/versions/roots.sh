@@ -30,8 +30,7 @@ AMQ_ROOTS=(
 )
 
 # What every root installs besides PostgreSQL: what `make` builds with (the
-# Makefile's BUILD_PACKAGES, which make build-deps finds installed) and what
-# the suites run there use.
+# Makefile's BUILD_PACKAGES) and what the suites run there use.
 AMQ_ROOT_TOOLS="make gcc libc6-dev clang libclang-rt-dev libxxhash-dev libsqlite3-dev sqlite3 python3 locales"
 
 amq_root_dir() { echo "$AMQ_ROOT_CACHE/$1"; }
