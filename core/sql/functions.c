@@ -1,0 +1,50 @@
+/*
+ * sql/functions.c - amq_sql_functions[], the rows of sql/function_list.h as a
+ * table the adapters and tests iterate at run time, and the two choices both
+ * adapters make from an operation (which bulk operation, which merge).
+ */
+#include "sql/functions.h"
+
+#include <string.h>
+
+const amq_sql_function amq_sql_functions[] = {
+#define AMQ_SQL_ROW(name, kind, op, aggregate, min_args, max_args, arguments, returns, volatility) \
+	{                                                                                          \
+	    #name,                                                                                 \
+	    AMQ_SQL_KIND_##kind,                                                                   \
+	    AMQ_SQL_##op,                                                                          \
+	    aggregate,                                                                             \
+	    AMQ_SQL_IS_##volatility,                                                               \
+	    min_args,                                                                              \
+	    max_args,                                                                              \
+	    arguments,                                                                             \
+	    #returns},
+#define AMQ_SQL_FUNCTION(name, kind, op, min_args, max_args, arguments, returns, volatility)       \
+	AMQ_SQL_ROW(name, kind, op, false, min_args, max_args, arguments, returns, volatility)
+#define AMQ_SQL_AGGREGATE(name, kind, op, min_args, max_args, arguments, returns, volatility)      \
+	AMQ_SQL_ROW(name, kind, op, true, min_args, max_args, arguments, returns, volatility)
+#include "sql/function_list.h"
+#undef AMQ_SQL_ROW
+};
+
+const size_t amq_sql_function_count = sizeof(amq_sql_functions) / sizeof(amq_sql_functions[0]);
+
+const amq_sql_function *amq_sql_function_named(const char *name)
+{
+	for (size_t i = 0; i < amq_sql_function_count; i++)
+		if (strcmp(amq_sql_functions[i].name, name) == 0)
+			return &amq_sql_functions[i];
+	return NULL;
+}
+
+amq_bulk_op amq_sql_bulk_op(amq_sql_op op)
+{
+	return op == AMQ_SQL_DELETE_AGG ? AMQ_BULK_DELETE : AMQ_BULK_ADD;
+}
+
+amq_status amq_sql_merge(amq_sql_op op, amq_filter *dst, const amq_filter *src, amq_error *err)
+{
+	if (op == AMQ_SQL_INTERSECT)
+		return amq_filter_intersect_into(dst, src, err);
+	return amq_filter_union_into(dst, src, err);
+}
