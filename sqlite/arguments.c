@@ -37,12 +37,17 @@ static const struct function_data *function_data(sqlite3_context *ctx)
 
 const char *fn_name(sqlite3_context *ctx)
 {
-	return function_data(ctx)->name;
+	return function_data(ctx)->fn->name;
 }
 
 amq_kind fn_kind(sqlite3_context *ctx)
 {
-	return function_data(ctx)->kind;
+	return function_data(ctx)->fn->kind;
+}
+
+amq_sql_op fn_op(sqlite3_context *ctx)
+{
+	return function_data(ctx)->fn->op;
 }
 
 const char *value_type_name(sqlite3_value *v)
@@ -244,23 +249,25 @@ bool probe_arguments(sqlite3_context *ctx, sqlite3_value **argv, const struct pr
 	return hash_typed(ctx, argv[1], value_type, cache->probe.filter.seed, hash);
 }
 
-bool fpr_argument(sqlite3_context *ctx, sqlite3_value *v, double *fpr)
+bool core_ok(sqlite3_context *ctx, amq_status st, const amq_error *err)
+{
+	if (st != AMQ_OK)
+		report_core_error(ctx, err);
+	return st == AMQ_OK;
+}
+
+bool fpr_argument(sqlite3_context *ctx, sqlite3_value *v, amq_sql_sizing *s)
 {
 	int type = sqlite3_value_type(v);
 	if (type != SQLITE_INTEGER && type != SQLITE_FLOAT) {
 		report_usage_error(ctx, "fpr must be a number, got %s", value_type_name(v));
 		return false;
 	}
-	*fpr = sqlite3_value_double(v);
 	amq_error err;
-	if (amq_check_fpr(*fpr, &err) != AMQ_OK) {
-		report_core_error(ctx, &err);
-		return false;
-	}
-	return true;
+	return core_ok(ctx, amq_sql_set_fpr(s, sqlite3_value_double(v), &err), &err);
 }
 
-bool capacity_argument(sqlite3_context *ctx, sqlite3_value *v, uint64_t *capacity)
+bool capacity_argument(sqlite3_context *ctx, sqlite3_value *v, amq_sql_sizing *s)
 {
 	int64_t n;
 	int type = sqlite3_value_type(v);
@@ -280,15 +287,10 @@ bool capacity_argument(sqlite3_context *ctx, sqlite3_value *v, uint64_t *capacit
 		return false;
 	}
 	amq_error err;
-	if (amq_check_capacity(n, &err) != AMQ_OK) {
-		report_core_error(ctx, &err);
-		return false;
-	}
-	*capacity = (uint64_t)n;
-	return true;
+	return core_ok(ctx, amq_sql_set_capacity(s, n, &err), &err);
 }
 
-bool layout_argument(sqlite3_context *ctx, sqlite3_value *v, amq_layout *layout)
+bool layout_argument(sqlite3_context *ctx, sqlite3_value *v, amq_sql_sizing *s)
 {
 	if (sqlite3_value_type(v) != SQLITE_TEXT) {
 		report_usage_error(ctx, "layout must be text, got %s", value_type_name(v));
@@ -300,12 +302,20 @@ bool layout_argument(sqlite3_context *ctx, sqlite3_value *v, amq_layout *layout)
 		return false;
 	}
 	amq_error err;
-	if (amq_parse_layout(fn_kind(ctx), (const char *)name, (size_t)sqlite3_value_bytes(v),
-			     layout, &err) != AMQ_OK) {
-		report_core_error(ctx, &err);
+	return core_ok(
+	    ctx, amq_sql_set_layout(s, (const char *)name, (size_t)sqlite3_value_bytes(v), &err),
+	    &err);
+}
+
+bool expansion_argument(sqlite3_context *ctx, sqlite3_value *v, amq_sql_sizing *s)
+{
+	if (sqlite3_value_type(v) != SQLITE_INTEGER) {
+		report_usage_error(ctx, "expansion must be an integer, got %s", value_type_name(v));
 		return false;
 	}
-	return true;
+	amq_error err;
+	return core_ok(ctx, amq_sql_set_expansion(s, fn_name(ctx), sqlite3_value_int64(v), &err),
+		       &err);
 }
 
 void result_filter(sqlite3_context *ctx, amq_filter *f)

@@ -20,6 +20,8 @@ SQLITE_EXTENSION_INIT3
 #endif
 
 #include "amq.h"
+#include "sql/arguments.h"
+#include "sql/functions.h"
 
 /* sqlite3_malloc64/sqlite3_free behind core's allocation hook, so a filter
  * core builds can be handed to SQLite as a result without a copy. */
@@ -31,6 +33,9 @@ const char *fn_name(sqlite3_context *ctx);
 /* The kind of filter the function being called works on (user data too). */
 amq_kind fn_kind(sqlite3_context *ctx);
 
+/* The operation of the function being called (user data too). */
+amq_sql_op fn_op(sqlite3_context *ctx);
+
 /* SQLite's name of v's type, as typeof() prints it. */
 const char *value_type_name(sqlite3_value *v);
 
@@ -40,6 +45,9 @@ void report_usage_error(sqlite3_context *ctx, const char *fmt, ...);
 /* Sets core's error: out-of-memory as SQLITE_NOMEM, anything else as
  * "<message>: <hint>". */
 void report_core_error(sqlite3_context *ctx, const amq_error *err);
+
+/* True when st is AMQ_OK; else reports err (report_core_error). */
+bool core_ok(sqlite3_context *ctx, amq_status st, const amq_error *err);
 
 /*
  * Hashes a non-NULL value by docs/HASHING.md with the given seed: INTEGER as
@@ -80,14 +88,20 @@ struct probe_filter {
 bool probe_arguments(sqlite3_context *ctx, sqlite3_value **argv, const struct probe_filter **pf,
 		     uint64_t *hash);
 
-/* A false-positive rate: an INTEGER or REAL accepted by amq_check_fpr. */
-bool fpr_argument(sqlite3_context *ctx, sqlite3_value *v, double *fpr);
+/* The sizing arguments (sql/arguments.h): each decodes its SQLite value and
+ * sets it in *s, whose checks core makes. */
 
-/* A capacity: an INTEGER (or an integral REAL) accepted by amq_check_capacity. */
-bool capacity_argument(sqlite3_context *ctx, sqlite3_value *v, uint64_t *capacity);
+/* A false-positive rate: an INTEGER or REAL. */
+bool fpr_argument(sqlite3_context *ctx, sqlite3_value *v, amq_sql_sizing *s);
 
-/* A layout name of the function's kind (amq_parse_layout). */
-bool layout_argument(sqlite3_context *ctx, sqlite3_value *v, amq_layout *layout);
+/* A capacity: an INTEGER (or an integral REAL). */
+bool capacity_argument(sqlite3_context *ctx, sqlite3_value *v, amq_sql_sizing *s);
+
+/* A layout name of the function's kind: TEXT. */
+bool layout_argument(sqlite3_context *ctx, sqlite3_value *v, amq_sql_sizing *s);
+
+/* A scalable filter's expansion: an INTEGER. */
+bool expansion_argument(sqlite3_context *ctx, sqlite3_value *v, amq_sql_sizing *s);
 
 /* Makes f's buffer (from amq_sqlite_allocator) the result and takes it over:
  * f no longer owns a buffer afterwards, whatever happens. */

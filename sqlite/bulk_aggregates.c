@@ -9,15 +9,13 @@
 #include "functions.h"
 
 struct bulk_state {
-	bool started; /* bulk holds a copy of the first row's filter */
-	bool failed;  /* a step reported an error; the statement is aborting */
+	struct step_progress progress; /* started: bulk holds a copy of the first row's filter */
 	amq_bulk bulk;
 };
 
 /* Checks this row's filter argument v: the first row's starts the state
- * for op, a later row's must be that same filter. */
-static bool bulk_filter(sqlite3_context *ctx, struct bulk_state *s, sqlite3_value *v,
-			amq_bulk_op op)
+ * for the function's operation, a later row's must be that same filter. */
+static bool bulk_filter(sqlite3_context *ctx, struct bulk_state *s, sqlite3_value *v)
 {
 	amq_error err;
 	amq_status st;
@@ -26,74 +24,47 @@ static bool bulk_filter(sqlite3_context *ctx, struct bulk_state *s, sqlite3_valu
 		report_core_error(ctx, &err);
 		return false;
 	}
-	if (!s->started) {
+	if (!s->progress.started) {
 		amq_filter src;
 		if (!filter_argument(ctx, v, "filter", &src))
 			return false;
-		st = amq_bulk_start(&s->bulk, op, fn_name(ctx), &src, &amq_sqlite_allocator, &err);
-		s->started = true; /* the final function frees whatever start left */
+		st = amq_bulk_start(&s->bulk, amq_sql_bulk_op(fn_op(ctx)), fn_name(ctx), &src,
+				    &amq_sqlite_allocator, &err);
+		s->progress.started = true; /* the final function frees whatever start left */
 	} else {
 		size_t size = (size_t)sqlite3_value_bytes(v);
 		const void *head =
 		    sqlite3_value_type(v) == SQLITE_BLOB ? sqlite3_value_blob(v) : NULL;
 		st = amq_bulk_check_same(&s->bulk, head, head ? size : 0, size, &err);
 	}
-	if (st != AMQ_OK) {
-		report_core_error(ctx, &err);
-		return false;
-	}
-	return true;
+	return core_ok(ctx, st, &err);
 }
 
-/* One row: check the filter, then apply op to the value unless it is NULL. */
-static void bulk_step(sqlite3_context *ctx, sqlite3_value **argv, amq_bulk_op op)
+/* xStep of the four: check the filter, then add or delete the value (as the
+ * function's operation says) unless it is NULL. */
+void bulk_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-	struct bulk_state *s = sqlite3_aggregate_context(ctx, sizeof(*s));
-	if (s == NULL) {
-		sqlite3_result_error_nomem(ctx);
+	(void)argc;
+	struct bulk_state *s = step_state(ctx, sizeof(*s));
+	if (s == NULL)
+		return;
+	if (!bulk_filter(ctx, s, argv[0])) {
+		s->progress.failed = true;
 		return;
 	}
-	if (s->failed)
-		return;
-	if (!bulk_filter(ctx, s, argv[0], op)) {
-		s->failed = true;
-		return;
-	}
-	if (sqlite3_value_type(argv[1]) == SQLITE_NULL)
-		return;
 	uint64_t hash;
 	amq_error err;
-	if (!hash_value(ctx, argv[1], s->bulk.filter.seed, &hash)) {
-		s->failed = true;
-		return;
-	}
-	if (amq_bulk_apply(&s->bulk, hash, &err) != AMQ_OK) {
-		s->failed = true;
-		report_core_error(ctx, &err);
-	}
-}
-
-/* xStep of bloom_add_agg and cuckoo_add_agg. */
-void bulk_add_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
-{
-	(void)argc;
-	bulk_step(ctx, argv, AMQ_BULK_ADD);
-}
-
-/* xStep of bloom_delete_agg and cuckoo_delete_agg. */
-void bulk_delete_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
-{
-	(void)argc;
-	bulk_step(ctx, argv, AMQ_BULK_DELETE);
+	if (step_value(ctx, &s->progress, argv[1], s->bulk.filter.seed, &hash))
+		step_status(ctx, &s->progress, amq_bulk_apply(&s->bulk, hash, &err), &err);
 }
 
 /* xFinal of all four: the changed filter, NULL when there were no rows. */
 void bulk_final(sqlite3_context *ctx)
 {
 	struct bulk_state *s = sqlite3_aggregate_context(ctx, 0);
-	if (s == NULL || !s->started)
+	if (s == NULL || !s->progress.started)
 		return;
-	if (!s->failed) {
+	if (!s->progress.failed) {
 		amq_filter f;
 		amq_bulk_finish(&s->bulk, &f);
 		result_filter(ctx, &f);

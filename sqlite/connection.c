@@ -40,14 +40,12 @@ void connection_release(struct amq_connection *conn)
 	sqlite3_free(conn);
 }
 
-struct function_data *function_data_new(struct amq_connection *conn, const char *name,
-					amq_kind kind)
+struct function_data *function_data_new(struct amq_connection *conn, const amq_sql_function *fn)
 {
 	struct function_data *fd = sqlite3_malloc64(sizeof(*fd));
 	if (fd == NULL)
 		return NULL;
-	fd->name = name;
-	fd->kind = kind;
+	fd->fn = fn;
 	fd->conn = conn;
 	conn->refs++;
 	return fd;

@@ -21,12 +21,12 @@
 
 struct amq_connection;
 
-/* What a registered function gets as sqlite3_user_data: its SQL name, the
- * kind of filter it works on (one C function serves bloom_* and cuckoo_*
- * alike) and the connection's shared state. */
+/* What a registered function gets as sqlite3_user_data: its row of core's
+ * function table (SQL name, the kind of filter it works on, its operation:
+ * one C function serves bloom_* and cuckoo_* alike) and the connection's
+ * shared state. */
 struct function_data {
-	const char *name;
-	amq_kind kind;
+	const amq_sql_function *fn;
 	struct amq_connection *conn;
 };
 
@@ -36,10 +36,9 @@ struct amq_connection *connection_new(void);
 /* Drops one reference; the state is freed with the last. */
 void connection_release(struct amq_connection *conn);
 
-/* User data for one function registration; it holds a reference to conn.
+/* User data for one registration of fn; it holds a reference to conn.
  * NULL when out of memory. */
-struct function_data *function_data_new(struct amq_connection *conn, const char *name,
-					amq_kind kind);
+struct function_data *function_data_new(struct amq_connection *conn, const amq_sql_function *fn);
 
 /* The xDestroy of every registration: frees the user data, releases conn. */
 void function_data_free(void *data);

@@ -6,6 +6,11 @@
  *   sqlite> .load ./build/amq
  *   Python: conn.enable_load_extension(True); conn.load_extension("./build/amq")
  *
+ * The functions below are the rows of core's function table,
+ * core/sql/function_list.h (name, kind, operation, argument counts), from
+ * which sqlite3_amq_init registers them and PostgreSQL defines its entry
+ * points: a function is declared there, once, for both engines.
+ *
  * Values hash by docs/HASHING.md: 3 and 3.0 are the same value; 'abc' and
  * X'616263' are not. NULL values are skipped by aggregates and leave the
  * filter unchanged in bloom_add/cuckoo_add/cuckoo_delete; otherwise a NULL
@@ -91,64 +96,49 @@
 SQLITE_EXTENSION_INIT1
 #endif
 
-/* Every function is a pure function of its arguments with no side effects. */
-#define PURE (SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS)
-
-static const struct function_entry {
-	const char *name;
-	amq_kind kind;
-	int nargs;
-	void (*func)(sqlite3_context *, int, sqlite3_value **);
-	void (*step)(sqlite3_context *, int, sqlite3_value **);
-	void (*final)(sqlite3_context *);
-} functions[] = {
-    {"bloom_agg", AMQ_KIND_BLOOM, 1, NULL, agg_step, agg_final},
-    {"bloom_agg", AMQ_KIND_BLOOM, 2, NULL, agg_step, agg_final},
-    {"bloom_agg", AMQ_KIND_BLOOM, 3, NULL, agg_step, agg_final},
-    {"bloom_agg", AMQ_KIND_BLOOM, 4, NULL, agg_step, agg_final},
-    {"bloom_new", AMQ_KIND_BLOOM, 2, new_func, NULL, NULL},
-    {"bloom_new", AMQ_KIND_BLOOM, 3, new_func, NULL, NULL},
-    {"bloom_new", AMQ_KIND_BLOOM, 4, new_func, NULL, NULL},
-    {"bloom_add", AMQ_KIND_BLOOM, 2, add_func, NULL, NULL},
-    {"bloom_contains", AMQ_KIND_BLOOM, 2, contains_func, NULL, NULL},
-    {"bloom_union", AMQ_KIND_BLOOM, 2, union_func, NULL, NULL},
-    {"bloom_intersect", AMQ_KIND_BLOOM, 2, intersect_func, NULL, NULL},
-    {"bloom_union_agg", AMQ_KIND_BLOOM, 1, NULL, union_agg_step, union_agg_final},
-    {"bloom_count", AMQ_KIND_BLOOM, 1, estimate_func, NULL, NULL},
-    {"bloom_fpr", AMQ_KIND_BLOOM, 1, fpr_func, NULL, NULL},
-    {"bloom_info", AMQ_KIND_BLOOM, 1, info_func, NULL, NULL},
-    {"bloom_delete", AMQ_KIND_BLOOM, 2, delete_func, NULL, NULL},
-    {"bloom_frequency", AMQ_KIND_BLOOM, 2, frequency_func, NULL, NULL},
-    {"cuckoo_agg", AMQ_KIND_CUCKOO, 1, NULL, agg_step, agg_final},
-    {"cuckoo_agg", AMQ_KIND_CUCKOO, 2, NULL, agg_step, agg_final},
-    {"cuckoo_agg", AMQ_KIND_CUCKOO, 3, NULL, agg_step, agg_final},
-    {"cuckoo_agg", AMQ_KIND_CUCKOO, 4, NULL, agg_step, agg_final},
-    {"cuckoo_new", AMQ_KIND_CUCKOO, 1, new_func, NULL, NULL},
-    {"cuckoo_new", AMQ_KIND_CUCKOO, 2, new_func, NULL, NULL},
-    {"cuckoo_new", AMQ_KIND_CUCKOO, 3, new_func, NULL, NULL},
-    {"cuckoo_add", AMQ_KIND_CUCKOO, 2, add_func, NULL, NULL},
-    {"cuckoo_delete", AMQ_KIND_CUCKOO, 2, delete_func, NULL, NULL},
-    {"cuckoo_contains", AMQ_KIND_CUCKOO, 2, contains_func, NULL, NULL},
-    {"cuckoo_count", AMQ_KIND_CUCKOO, 2, frequency_func, NULL, NULL},
-    {"cuckoo_info", AMQ_KIND_CUCKOO, 1, info_func, NULL, NULL},
-    {"cuckoo_add_unique", AMQ_KIND_CUCKOO, 2, add_unique_func, NULL, NULL},
-    {"bloom_add_agg", AMQ_KIND_BLOOM, 2, NULL, bulk_add_step, bulk_final},
-    {"bloom_delete_agg", AMQ_KIND_BLOOM, 2, NULL, bulk_delete_step, bulk_final},
-    {"cuckoo_add_agg", AMQ_KIND_CUCKOO, 2, NULL, bulk_add_step, bulk_final},
-    {"cuckoo_delete_agg", AMQ_KIND_CUCKOO, 2, NULL, bulk_delete_step, bulk_final},
-    /* The kind of amq_hash and amq_version is never read. */
-    {"amq_hash", AMQ_KIND_BLOOM, 1, amq_hash_func, NULL, NULL},
-    {"amq_version", AMQ_KIND_BLOOM, 0, amq_version_func, NULL, NULL},
+/* The C functions of each operation: xFunc for a scalar function, xStep and
+ * xFinal for an aggregate (functions.h). An operation missing here would
+ * have none, which sqlite3_create_function_v2 refuses: nothing registers. */
+static const struct callbacks {
+	amq_sqlite_func *func, *step;
+	amq_sqlite_final *final;
+} CALLBACKS[] = {
+    [AMQ_SQL_NEW] = {new_func, NULL, NULL},
+    [AMQ_SQL_ADD] = {add_func, NULL, NULL},
+    [AMQ_SQL_ADD_UNIQUE] = {add_unique_func, NULL, NULL},
+    [AMQ_SQL_DELETE] = {delete_func, NULL, NULL},
+    [AMQ_SQL_CONTAINS] = {contains_func, NULL, NULL},
+    [AMQ_SQL_FREQUENCY] = {frequency_func, NULL, NULL},
+    [AMQ_SQL_UNION] = {combine_func, NULL, NULL},
+    [AMQ_SQL_INTERSECT] = {combine_func, NULL, NULL},
+    [AMQ_SQL_ESTIMATE] = {estimate_func, NULL, NULL},
+    [AMQ_SQL_FPR] = {fpr_func, NULL, NULL},
+    [AMQ_SQL_INFO] = {info_func, NULL, NULL},
+    [AMQ_SQL_AGG] = {NULL, agg_step, agg_final},
+    [AMQ_SQL_UNION_AGG] = {NULL, union_agg_step, union_agg_final},
+    [AMQ_SQL_ADD_AGG] = {NULL, bulk_step, bulk_final},
+    [AMQ_SQL_DELETE_AGG] = {NULL, bulk_step, bulk_final},
+    [AMQ_SQL_HASH] = {amq_hash_func, NULL, NULL},
+    [AMQ_SQL_VERSION] = {amq_version_func, NULL, NULL},
 };
+
+/* A pure function of its arguments with no side effects (the IMMUTABLE of
+ * core's function table) may run in views and index expressions. */
+static int flags_of(const amq_sql_function *fn)
+{
+	return SQLITE_UTF8 | (fn->immutable ? SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS : 0);
+}
 
 /* No header declares it: SQLite finds it by name (the tests declare it too). */
 int sqlite3_amq_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi);
 
 /*
  * The entry point SQLite derives from the file name build/amq.so. Registers
- * every function with user data that names it and shares the connection's
- * state; on failure names the function that could not be registered. The
- * only symbol the library exports (everything else is built hidden).
+ * every function of core's table (sql/function_list.h) once per argument
+ * count it takes, with the C functions of its operation and user data that
+ * holds its row and shares the connection's state; on failure names the
+ * function that could not be registered. The only symbol the library
+ * exports (everything else is built hidden).
  */
 __attribute__((visibility("default"))) int sqlite3_amq_init(sqlite3 *db, char **pzErrMsg,
 							    const sqlite3_api_routines *pApi)
@@ -162,19 +152,23 @@ __attribute__((visibility("default"))) int sqlite3_amq_init(sqlite3 *db, char **
 	if (conn == NULL)
 		return SQLITE_NOMEM;
 	int rc = SQLITE_OK;
-	for (size_t i = 0; rc == SQLITE_OK && i < sizeof(functions) / sizeof(functions[0]); i++) {
-		const struct function_entry *e = &functions[i];
-		struct function_data *fd = function_data_new(conn, e->name, e->kind);
-		if (fd == NULL) {
-			rc = SQLITE_NOMEM;
-			break;
+	for (size_t i = 0; rc == SQLITE_OK && i < amq_sql_function_count; i++) {
+		const amq_sql_function *fn = &amq_sql_functions[i];
+		const struct callbacks *c = &CALLBACKS[fn->op];
+		for (int nargs = fn->min_args; rc == SQLITE_OK && nargs <= fn->max_args; nargs++) {
+			struct function_data *fd = function_data_new(conn, fn);
+			if (fd == NULL) {
+				rc = SQLITE_NOMEM;
+				break;
+			}
+			/* On failure SQLite itself calls function_data_free(fd). */
+			rc = sqlite3_create_function_v2(db, fn->name, nargs, flags_of(fn), fd,
+							c->func, c->step, c->final,
+							function_data_free);
+			if (rc != SQLITE_OK && pzErrMsg != NULL)
+				*pzErrMsg = sqlite3_mprintf("amq: cannot register %s/%d: %s",
+							    fn->name, nargs, sqlite3_errmsg(db));
 		}
-		/* On failure SQLite itself calls function_data_free(fd). */
-		rc = sqlite3_create_function_v2(db, e->name, e->nargs, PURE, fd, e->func, e->step,
-						e->final, function_data_free);
-		if (rc != SQLITE_OK && pzErrMsg != NULL)
-			*pzErrMsg = sqlite3_mprintf("amq: cannot register %s/%d: %s", e->name,
-						    e->nargs, sqlite3_errmsg(db));
 	}
 	connection_release(conn);
 	return rc;
