@@ -9,10 +9,13 @@
  * function that takes a filter, both as a bound parameter (the per-statement
  * cache) and as a table column. Any memory error aborts the run; besides,
  * every call must end in a row or an error, and a blob that core rejects must
- * give exactly core's message for that blob.
+ * give exactly core's message for that blob. The functions come from core's
+ * table (sql/function_list.h): a form names its function, which gives the
+ * kind, and every function that takes a filter must have a form.
  */
 #include "../core/check.h"
 #include "amq.h"
+#include "sql/functions.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -195,65 +198,105 @@ static void later_row_error(const struct blob *b, const struct blob *first, cons
 			 fn);
 }
 
-/* One SQL form per filter-taking function; ?1 is the damaged blob and ?2 a
- * valid filter of the same kind. reads_only: a valid blob must give a row. */
+/* The SQL forms that pass a filter to a function: "SELECT <fn><call>", where
+ * ?1 is the damaged blob and ?2 a valid filter of the function's kind.
+ * reads_only: a valid blob must give a row. */
 struct probe {
-	const char *sql;
-	amq_kind kind;
+	const char *fn;	  /* the function that reads ?1, a row of core's table */
+	const char *call; /* its arguments and the rest of the statement */
 	bool reads_only;
-	const char *fn; /* the function that reads ?1 */
 	/* ?1's name in its messages; NULL: ?1 is a later row's filter of a
 	 * bulk aggregate whose first row passes ?2 (later_row_error). */
 	const char *arg;
 };
 
+/* Rows of two or more values: later rows see a changed state. */
+#define TWO_VALUES(a, b) " FROM (SELECT " a " AS v UNION ALL SELECT " b ")"
+/* ?1 after the valid ?2: a later row's filter. */
+#define AFTER_VALID " FROM (SELECT ?2 AS f UNION ALL SELECT ?1)"
+/* The non-constant path: the filter is a column, parsed on every row. */
+#define FROM_COLUMN " FROM blobs, (SELECT 7 AS v UNION ALL SELECT 'x')"
+
+/* clang-format off */
 static const struct probe PROBES[] = {
-    {"SELECT bloom_contains(?1, 7)", AMQ_KIND_BLOOM, true, "bloom_contains", "filter"},
-    {"SELECT bloom_add(?1, 7)", AMQ_KIND_BLOOM, true, "bloom_add", "filter"},
-    {"SELECT bloom_add(?1, NULL)", AMQ_KIND_BLOOM, true, "bloom_add", "filter"},
-    {"SELECT bloom_union(?1, ?2)", AMQ_KIND_BLOOM, false, "bloom_union", "first filter"},
-    {"SELECT bloom_union(?2, ?1)", AMQ_KIND_BLOOM, false, "bloom_union", "second filter"},
-    {"SELECT bloom_intersect(?1, ?2)", AMQ_KIND_BLOOM, false, "bloom_intersect", "first filter"},
-    {"SELECT bloom_intersect(?2, ?1)", AMQ_KIND_BLOOM, false, "bloom_intersect", "second filter"},
-    {"SELECT bloom_union_agg(f) FROM (SELECT ?2 AS f UNION ALL SELECT ?1)", AMQ_KIND_BLOOM, false,
-     "bloom_union_agg", "filter"},
-    {"SELECT bloom_count(?1)", AMQ_KIND_BLOOM, true, "bloom_count", "filter"},
-    {"SELECT bloom_fpr(?1)", AMQ_KIND_BLOOM, true, "bloom_fpr", "filter"},
-    {"SELECT bloom_info(?1)", AMQ_KIND_BLOOM, true, "bloom_info", "filter"},
+    {"bloom_contains", "(?1, 7)", true, "filter"},
+    {"bloom_add", "(?1, 7)", true, "filter"},
+    {"bloom_add", "(?1, NULL)", true, "filter"},
+    {"bloom_union", "(?1, ?2)", false, "first filter"},
+    {"bloom_union", "(?2, ?1)", false, "second filter"},
+    {"bloom_intersect", "(?1, ?2)", false, "first filter"},
+    {"bloom_intersect", "(?2, ?1)", false, "second filter"},
+    {"bloom_union_agg", "(f)" AFTER_VALID, false, "filter"},
+    {"bloom_count", "(?1)", true, "filter"},
+    {"bloom_fpr", "(?1)", true, "filter"},
+    {"bloom_info", "(?1)", true, "filter"},
     /* Valid for counting filters only, so not read-only in general. */
-    {"SELECT bloom_delete(?1, 7)", AMQ_KIND_BLOOM, false, "bloom_delete", "filter"},
-    {"SELECT bloom_delete(?1, NULL)", AMQ_KIND_BLOOM, true, "bloom_delete", "filter"},
-    {"SELECT bloom_frequency(?1, 7)", AMQ_KIND_BLOOM, false, "bloom_frequency", "filter"},
-    {"SELECT cuckoo_contains(?1, 7)", AMQ_KIND_CUCKOO, true, "cuckoo_contains", "filter"},
-    {"SELECT cuckoo_count(?1, 7)", AMQ_KIND_CUCKOO, true, "cuckoo_count", "filter"},
-    {"SELECT cuckoo_add(?1, 7)", AMQ_KIND_CUCKOO, false, "cuckoo_add", "filter"},
-    {"SELECT cuckoo_delete(?1, 7)", AMQ_KIND_CUCKOO, true, "cuckoo_delete", "filter"},
-    {"SELECT cuckoo_delete(?1, NULL)", AMQ_KIND_CUCKOO, true, "cuckoo_delete", "filter"},
-    {"SELECT cuckoo_info(?1)", AMQ_KIND_CUCKOO, true, "cuckoo_info", "filter"},
-    {"SELECT cuckoo_add_unique(?1, 7)", AMQ_KIND_CUCKOO, false, "cuckoo_add_unique", "filter"},
+    {"bloom_delete", "(?1, 7)", false, "filter"},
+    {"bloom_delete", "(?1, NULL)", true, "filter"},
+    {"bloom_frequency", "(?1, 7)", false, "filter"},
+    {"cuckoo_contains", "(?1, 7)", true, "filter"},
+    {"cuckoo_count", "(?1, 7)", true, "filter"},
+    {"cuckoo_add", "(?1, 7)", false, "filter"},
+    {"cuckoo_delete", "(?1, 7)", true, "filter"},
+    {"cuckoo_delete", "(?1, NULL)", true, "filter"},
+    {"cuckoo_info", "(?1)", true, "filter"},
+    {"cuckoo_add_unique", "(?1, 7)", false, "filter"},
     /* The bulk aggregates read the first row's filter; later rows pass
      * the damaged blob after a valid one (the same-filter rule). */
-    {"SELECT bloom_add_agg(?1, v) FROM (SELECT 7 AS v UNION ALL SELECT 'x')", AMQ_KIND_BLOOM, true,
-     "bloom_add_agg", "filter"},
-    {"SELECT bloom_delete_agg(?1, 7)", AMQ_KIND_BLOOM, false, "bloom_delete_agg", "filter"},
-    {"SELECT cuckoo_add_agg(?1, v) FROM (SELECT 7 AS v UNION ALL SELECT NULL)", AMQ_KIND_CUCKOO,
-     false, "cuckoo_add_agg", "filter"},
-    {"SELECT cuckoo_delete_agg(?1, v) FROM (SELECT 7 AS v UNION ALL SELECT 'x')", AMQ_KIND_CUCKOO,
-     true, "cuckoo_delete_agg", "filter"},
-    {"SELECT bloom_add_agg(f, 7) FROM (SELECT ?2 AS f UNION ALL SELECT ?1)", AMQ_KIND_BLOOM, true,
-     "bloom_add_agg", NULL},
-    {"SELECT cuckoo_delete_agg(f, 7) FROM (SELECT ?2 AS f UNION ALL SELECT ?1)", AMQ_KIND_CUCKOO,
-     true, "cuckoo_delete_agg", NULL},
-    /* The non-constant path: the filter is a column, parsed on every row. */
-    {"SELECT bloom_contains(f, v) FROM blobs, (SELECT 7 AS v UNION ALL SELECT 'x')", AMQ_KIND_BLOOM,
-     true, "bloom_contains", "filter"},
-    {"SELECT cuckoo_count(f, v) FROM blobs, (SELECT 7 AS v UNION ALL SELECT 'x')", AMQ_KIND_CUCKOO,
-     true, "cuckoo_count", "filter"},
+    {"bloom_add_agg", "(?1, v)" TWO_VALUES("7", "'x'"), true, "filter"},
+    {"bloom_delete_agg", "(?1, 7)", false, "filter"},
+    {"cuckoo_add_agg", "(?1, v)" TWO_VALUES("7", "NULL"), false, "filter"},
+    {"cuckoo_delete_agg", "(?1, v)" TWO_VALUES("7", "'x'"), true, "filter"},
+    {"bloom_add_agg", "(f, 7)" AFTER_VALID, true, NULL},
+    {"cuckoo_delete_agg", "(f, 7)" AFTER_VALID, true, NULL},
+    {"bloom_contains", "(f, v)" FROM_COLUMN, true, "filter"},
+    {"cuckoo_count", "(f, v)" FROM_COLUMN, true, "filter"},
 };
+/* clang-format on */
 #define NPROBES (sizeof(PROBES) / sizeof(PROBES[0]))
 
+/* A probe ready to run: its statement and its function's row. */
+struct form {
+	char sql[160];
+	const amq_sql_function *fn;
+	sqlite3_stmt *stmt;
+};
+
+/* Prepares every probe; false (having said why) when a probe names a
+ * function core's table lacks, or a function of the table that takes a
+ * filter has no probe. */
+static bool prepare_forms(struct form *forms)
+{
+	for (size_t i = 0; i < NPROBES; i++) {
+		forms[i].fn = amq_sql_function_named(PROBES[i].fn);
+		snprintf(forms[i].sql, sizeof(forms[i].sql), "SELECT %s%s", PROBES[i].fn,
+			 PROBES[i].call);
+		if (forms[i].fn == NULL) {
+			fprintf(stderr, "%s: no such function in sql/function_list.h\n",
+				PROBES[i].fn);
+			return false;
+		}
+		if (sqlite3_prepare_v2(db, forms[i].sql, -1, &forms[i].stmt, NULL) != SQLITE_OK) {
+			fprintf(stderr, "cannot prepare %s: %s\n", forms[i].sql,
+				sqlite3_errmsg(db));
+			return false;
+		}
+	}
+	for (size_t i = 0; i < amq_sql_function_count; i++) {
+		const amq_sql_function *fn = &amq_sql_functions[i];
+		size_t n = 0;
+		for (size_t j = 0; j < NPROBES; j++)
+			n += forms[j].fn == fn;
+		if (strncmp(fn->arguments, "filter", 6) == 0 && n == 0) {
+			fprintf(stderr, "%s takes a filter but no probe passes it one\n", fn->name);
+			return false;
+		}
+	}
+	return true;
+}
+
 /* Runs every probe over b and checks the outcome against core's verdict. */
-static void probe_all(sqlite3_stmt **stmts, const struct blob *b, const struct blob *bloom_ok,
+static void probe_all(const struct form *forms, const struct blob *b, const struct blob *bloom_ok,
 		      const struct blob *cuckoo_ok, sqlite3_stmt *store)
 {
 	sqlite3_reset(store);
@@ -263,14 +306,15 @@ static void probe_all(sqlite3_stmt **stmts, const struct blob *b, const struct b
 
 	for (size_t i = 0; i < NPROBES; i++) {
 		const struct probe *p = &PROBES[i];
-		const struct blob *ok = p->kind == AMQ_KIND_BLOOM ? bloom_ok : cuckoo_ok;
+		const struct form *form = &forms[i];
+		const struct blob *ok = form->fn->kind == AMQ_KIND_BLOOM ? bloom_ok : cuckoo_ok;
 		char want[512];
 		if (p->arg == NULL)
 			later_row_error(b, ok, p->fn, want, sizeof(want));
 		else
-			expected_error(b, p->kind, p->fn, p->arg, want, sizeof(want));
+			expected_error(b, form->fn->kind, p->fn, p->arg, want, sizeof(want));
 
-		sqlite3_stmt *st = stmts[i];
+		sqlite3_stmt *st = form->stmt;
 		sqlite3_reset(st);
 		sqlite3_bind_blob(st, 1, b->size ? (const void *)b->bytes : "", (int)b->size,
 				  SQLITE_STATIC);
@@ -279,15 +323,16 @@ static void probe_all(sqlite3_stmt **stmts, const struct blob *b, const struct b
 		int rc;
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 			;
-		CHECK(rc == SQLITE_DONE || rc == SQLITE_ERROR, "%s: step returned %d", p->sql, rc);
+		CHECK(rc == SQLITE_DONE || rc == SQLITE_ERROR, "%s: step returned %d", form->sql,
+		      rc);
 		if (want[0]) {
 			rejected++;
 			CHECK(rc == SQLITE_ERROR && strcmp(sqlite3_errmsg(db), want) == 0,
-			      "%s on a %zu-byte blob: got \"%s\", want \"%s\"", p->sql, b->size,
+			      "%s on a %zu-byte blob: got \"%s\", want \"%s\"", form->sql, b->size,
 			      rc == SQLITE_ERROR ? sqlite3_errmsg(db) : "no error", want);
 		} else if (p->reads_only) {
 			accepted++;
-			CHECK(rc == SQLITE_DONE, "%s on a valid filter: %s", p->sql,
+			CHECK(rc == SQLITE_DONE, "%s on a valid filter: %s", form->sql,
 			      sqlite3_errmsg(db));
 		}
 	}
@@ -301,24 +346,19 @@ int main(void)
 		fprintf(stderr, "cannot open the database with amq: %s\n", errmsg);
 		return 1;
 	}
+	sqlite3_exec(db, "CREATE TABLE blobs(f BLOB)", NULL, NULL, NULL);
+	struct form forms[NPROBES];
+	if (!prepare_forms(forms))
+		return 1;
+	sqlite3_stmt *store;
+	sqlite3_prepare_v2(db, "REPLACE INTO blobs(rowid, f) VALUES (1, ?1)", -1, &store, NULL);
 	struct blob seeds[NSEEDS];
 	for (size_t i = 0; i < NSEEDS; i++)
 		seeds[i] = seed_filter(SEEDS[i]);
 
-	sqlite3_exec(db, "CREATE TABLE blobs(f BLOB)", NULL, NULL, NULL);
-	sqlite3_stmt *store;
-	sqlite3_prepare_v2(db, "REPLACE INTO blobs(rowid, f) VALUES (1, ?1)", -1, &store, NULL);
-	sqlite3_stmt *stmts[NPROBES];
-	for (size_t i = 0; i < NPROBES; i++)
-		if (sqlite3_prepare_v2(db, PROBES[i].sql, -1, &stmts[i], NULL) != SQLITE_OK) {
-			fprintf(stderr, "cannot prepare %s: %s\n", PROBES[i].sql,
-				sqlite3_errmsg(db));
-			return 1;
-		}
-
 	/* Every seed as it is must pass. */
 	for (size_t i = 0; i < NSEEDS; i++)
-		probe_all(stmts, &seeds[i], &seeds[0], &seeds[FIRST_CUCKOO_SEED], store);
+		probe_all(forms, &seeds[i], &seeds[0], &seeds[FIRST_CUCKOO_SEED], store);
 
 	for (int round = 0; round < ROUNDS; round++) {
 		size_t pick = rng() % NSEEDS;
@@ -326,13 +366,13 @@ int main(void)
 		/* The partner of a union is the undamaged seed where it has the
 		 * right kind, so the merge code runs on damaged input too. */
 		bool bloom_seed = pick < FIRST_CUCKOO_SEED;
-		probe_all(stmts, &b, &seeds[bloom_seed ? pick : 0],
+		probe_all(forms, &b, &seeds[bloom_seed ? pick : 0],
 			  &seeds[bloom_seed ? FIRST_CUCKOO_SEED : pick], store);
 		free(b.bytes);
 	}
 
 	for (size_t i = 0; i < NPROBES; i++)
-		sqlite3_finalize(stmts[i]);
+		sqlite3_finalize(forms[i].stmt);
 	sqlite3_finalize(store);
 	for (size_t i = 0; i < NSEEDS; i++)
 		free(seeds[i].bytes);
