@@ -16,14 +16,12 @@
 
 #include "filter/filter.h"
 
+/* The builder state's combine, serial and deserial functions: one set for
+ * bloom_agg and cuckoo_agg alike (the builder knows its kind). The other
+ * support functions are generic (filter.h), entered through filter/entries.c. */
 AMQ_PG_FUNCTION(amq_pg_agg_combine);
 AMQ_PG_FUNCTION(amq_pg_agg_serialize);
 AMQ_PG_FUNCTION(amq_pg_agg_deserialize);
-AMQ_PG_FUNCTION(amq_pg_bloom_union_agg_combine);
-AMQ_PG_FUNCTION(amq_pg_bloom_union_agg_serialize);
-AMQ_PG_FUNCTION(amq_pg_bloom_union_agg_final);
-
-#define DEFAULT_FPR 0.01
 
 /* The aggregate memory context; raises when not called as an aggregate. */
 static MemoryContext aggregate_context(FunctionCallInfo fcinfo)
@@ -54,48 +52,41 @@ static bytea *to_bytea(const void *bytes, size_t len)
 
 /*
  * The builder of a bloom_agg/cuckoo_agg call: fpr, capacity and layout come
- * from the optional arguments of the first row. fpr defaults to 0.01; a
- * missing or NULL capacity means "size for the distinct values seen", and a
- * missing or NULL layout the kind's default for the fpr.
+ * from the optional arguments of the first row, their defaults and checks
+ * from core (sql/arguments.h). A missing or NULL capacity means "size for the
+ * distinct values seen", a missing or NULL layout the kind's default for the
+ * fpr; a NULL fpr is an error.
  */
 static amq_builder *new_builder(FunctionCallInfo fcinfo, amq_kind kind, MemoryContext aggctx)
 {
 	amq_allocator a = amq_pg_allocator(aggctx);
 	amq_builder *b;
 	amq_error err;
-	double fpr = DEFAULT_FPR;
-	int64 capacity = 0;
-	amq_layout layout;
+	amq_sql_sizing s;
 
+	amq_sql_sizing_init(&s, kind);
 	if (PG_NARGS() > 2) {
 		if (PG_ARGISNULL(2))
 			ereport(ERROR, errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				errmsg("fpr must be a number, got null"),
 				errhint("Pass a false-positive rate such as 0.01 for 1%%."));
-		fpr = PG_GETARG_FLOAT8(2);
-		amq_pg_check(amq_check_fpr(fpr, &err), &err);
+		amq_pg_check(amq_sql_set_fpr(&s, PG_GETARG_FLOAT8(2), &err), &err);
 	}
-	if (PG_NARGS() > 3 && !PG_ARGISNULL(3)) {
-		capacity = PG_GETARG_INT64(3);
-		amq_pg_check(amq_check_capacity(capacity, &err), &err);
-	}
-	layout = amq_default_layout(kind, fpr);
+	if (PG_NARGS() > 3 && !PG_ARGISNULL(3))
+		amq_pg_check(amq_sql_set_capacity(&s, PG_GETARG_INT64(3), &err), &err);
 	if (PG_NARGS() > 4 && !PG_ARGISNULL(4)) {
 		text *name = PG_GETARG_TEXT_PP(4);
 
-		amq_pg_check(amq_parse_layout(kind, VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name),
-					      &layout, &err),
-			     &err);
+		amq_pg_check(
+		    amq_sql_set_layout(&s, VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name), &err), &err);
 	}
 	b = MemoryContextAlloc(aggctx, sizeof(*b));
-	amq_pg_check(
-	    amq_builder_init(b, kind, layout, fpr, (uint64)capacity, AMQ_DEFAULT_SEED, &a, &err),
-	    &err);
+	amq_pg_check(amq_sql_builder_init(b, &s, &a, &err), &err);
 	return b;
 }
 
 /* Transition: add the value's hash; a NULL value only starts the builder. */
-static Datum agg_trans(FunctionCallInfo fcinfo, const amq_pg_call *call)
+Datum amq_pg_op_agg_trans(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	MemoryContext aggctx = aggregate_context(fcinfo);
 	amq_builder *b;
@@ -126,20 +117,35 @@ static Datum combine_with_null(FunctionCallInfo fcinfo)
 	PG_RETURN_NULL();
 }
 
-/* Combine: merge the second builder into the first. */
-Datum amq_pg_agg_combine(PG_FUNCTION_ARGS)
+/* Merges one aggregate state into another of the same aggregate. */
+typedef amq_status (*merge_states)(void *into, void *from, amq_error *err);
+
+/* A combine function: merges the second state into the first by merge. */
+static Datum combine_states(FunctionCallInfo fcinfo, merge_states merge)
 {
-	amq_builder *b, *other;
 	amq_error err;
 
 	aggregate_context(fcinfo);
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		return combine_with_null(fcinfo);
-	b = (amq_builder *)PG_GETARG_POINTER(0);
-	other = (amq_builder *)PG_GETARG_POINTER(1);
-	amq_pg_check(amq_builder_merge(b, other, &err), &err);
-	amq_builder_free(other);
-	PG_RETURN_POINTER(b);
+	amq_pg_check(merge(PG_GETARG_POINTER(0), PG_GETARG_POINTER(1), &err), &err);
+	PG_RETURN_POINTER(PG_GETARG_POINTER(0));
+}
+
+/* The second builder merged into the first, and freed. */
+static amq_status merge_builders(void *into, void *from, amq_error *err)
+{
+	amq_status st = amq_builder_merge(into, from, err);
+
+	if (st == AMQ_OK)
+		amq_builder_free(from);
+	return st;
+}
+
+/* Combine: merge the second builder into the first. */
+Datum amq_pg_agg_combine(PG_FUNCTION_ARGS)
+{
+	return combine_states(fcinfo, merge_builders);
 }
 
 /* Serial: the builder's state as bytea, for the trip out of a worker. */
@@ -174,12 +180,11 @@ Datum amq_pg_agg_deserialize(PG_FUNCTION_ARGS)
 
 /*
  * Final: the builder's filter. No rows at all gives the filter of a builder
- * with the default fpr and no capacity: a valid empty filter, never NULL.
- * The builder is left as it was, so the state may be finished again.
+ * with the defaults (no capacity): a valid empty filter, never NULL. The
+ * builder is left as it was, so the state may be finished again.
  */
-static Datum agg_final(FunctionCallInfo fcinfo, const amq_pg_call *call)
+Datum amq_pg_op_agg_final(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
-	amq_kind kind = call->kind;
 	amq_builder empty, *b;
 	amq_filter f;
 	amq_error err;
@@ -188,10 +193,10 @@ static Datum agg_final(FunctionCallInfo fcinfo, const amq_pg_call *call)
 	aggregate_context(fcinfo);
 	if (PG_ARGISNULL(0)) {
 		amq_allocator a = amq_pg_allocator(CurrentMemoryContext);
+		amq_sql_sizing defaults;
 
-		amq_pg_check(amq_builder_init(&empty, kind, amq_default_layout(kind, DEFAULT_FPR),
-					      DEFAULT_FPR, 0, AMQ_DEFAULT_SEED, &a, &err),
-			     &err);
+		amq_sql_sizing_init(&defaults, call->kind);
+		amq_pg_check(amq_sql_builder_init(&empty, &defaults, &a, &err), &err);
 		b = &empty;
 	} else {
 		b = (amq_builder *)PG_GETARG_POINTER(0);
@@ -217,7 +222,7 @@ static amq_filter *new_union_state(MemoryContext aggctx, const void *bytes, size
 }
 
 /* bloom_union_agg transition: merge the filter in; NULL filters are skipped. */
-static Datum union_agg_trans(FunctionCallInfo fcinfo, const amq_pg_call *call)
+Datum amq_pg_op_union_agg_trans(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	MemoryContext aggctx = aggregate_context(fcinfo);
 	amq_filter *state = PG_ARGISNULL(0) ? NULL : (amq_filter *)PG_GETARG_POINTER(0);
@@ -236,23 +241,20 @@ static Datum union_agg_trans(FunctionCallInfo fcinfo, const amq_pg_call *call)
 	PG_RETURN_POINTER(state);
 }
 
-/* bloom_union_agg combine: OR the second union into the first. */
-Datum amq_pg_bloom_union_agg_combine(PG_FUNCTION_ARGS)
+/* The second union ORed into the first. */
+static amq_status merge_unions(void *into, void *from, amq_error *err)
 {
-	amq_filter *state, *other;
-	amq_error err;
+	return amq_filter_union_into(into, from, err);
+}
 
-	aggregate_context(fcinfo);
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
-		return combine_with_null(fcinfo);
-	state = (amq_filter *)PG_GETARG_POINTER(0);
-	other = (amq_filter *)PG_GETARG_POINTER(1);
-	amq_pg_check(amq_filter_union_into(state, other, &err), &err);
-	PG_RETURN_POINTER(state);
+/* bloom_union_agg combine: OR the second union into the first. */
+Datum amq_pg_op_union_agg_combine(FunctionCallInfo fcinfo, const amq_pg_call *call)
+{
+	return combine_states(fcinfo, merge_unions);
 }
 
 /* bloom_union_agg serial: the sealed union's bytes. */
-Datum amq_pg_bloom_union_agg_serialize(PG_FUNCTION_ARGS)
+Datum amq_pg_op_union_agg_serialize(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	amq_filter *state = (amq_filter *)PG_GETARG_POINTER(0);
 
@@ -262,7 +264,7 @@ Datum amq_pg_bloom_union_agg_serialize(PG_FUNCTION_ARGS)
 }
 
 /* bloom_union_agg deserial: a checked copy in the aggregate context. */
-static Datum union_agg_deserialize(FunctionCallInfo fcinfo, const amq_pg_call *call)
+Datum amq_pg_op_union_agg_deserialize(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	MemoryContext aggctx = aggregate_context(fcinfo);
 	bytea *bytes = PG_GETARG_BYTEA_PP(0);
@@ -272,24 +274,10 @@ static Datum union_agg_deserialize(FunctionCallInfo fcinfo, const amq_pg_call *c
 }
 
 /* bloom_union_agg final: the union, or NULL when every input was NULL. */
-Datum amq_pg_bloom_union_agg_final(PG_FUNCTION_ARGS)
+Datum amq_pg_op_union_agg_final(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
-	amq_filter *state;
-
 	aggregate_context(fcinfo);
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
-	state = (amq_filter *)PG_GETARG_POINTER(0);
-	amq_filter_seal(state);
-	PG_RETURN_POINTER(amq_pg_filter_to_varlena(state));
+	PG_RETURN_POINTER(amq_pg_sealed_copy((amq_filter *)PG_GETARG_POINTER(0)));
 }
-
-/* The kind-specific entry points of amq--*.sql: one line per kind. */
-AMQ_PG_KIND_FUNCTION(amq_pg_bloom_agg_trans, agg_trans, AMQ_KIND_BLOOM, "bloom_agg")
-AMQ_PG_KIND_FUNCTION(amq_pg_bloom_agg_final, agg_final, AMQ_KIND_BLOOM, "bloom_agg")
-AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_agg_trans, agg_trans, AMQ_KIND_CUCKOO, "cuckoo_agg")
-AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_agg_final, agg_final, AMQ_KIND_CUCKOO, "cuckoo_agg")
-AMQ_PG_KIND_FUNCTION(amq_pg_bloom_union_agg_trans, union_agg_trans, AMQ_KIND_BLOOM,
-		     "bloom_union_agg")
-AMQ_PG_KIND_FUNCTION(amq_pg_bloom_union_agg_deserialize, union_agg_deserialize, AMQ_KIND_BLOOM,
-		     "bloom_union_agg")

@@ -45,3 +45,9 @@ struct varlena *amq_pg_filter_to_varlena(const amq_filter *f)
 	memcpy(VARDATA(v), f->bytes, f->size);
 	return v;
 }
+
+struct varlena *amq_pg_sealed_copy(amq_filter *f)
+{
+	amq_filter_seal(f);
+	return amq_pg_filter_to_varlena(f);
+}

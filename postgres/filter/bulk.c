@@ -92,9 +92,9 @@ static void check_same_filter(bulk_state *s, Datum d)
 	remember_toast(s, d);
 }
 
-/* A new state in the aggregate context from the first row's filter d. */
-static bulk_state *start_bulk(FunctionCallInfo fcinfo, const amq_pg_call *call, amq_bulk_op op,
-			      Datum d)
+/* A new state in the aggregate context from the first row's filter d, for
+ * the bulk operation of the call's. */
+static bulk_state *start_bulk(FunctionCallInfo fcinfo, const amq_pg_call *call, Datum d)
 {
 	MemoryContext aggctx = bulk_context(fcinfo);
 	amq_allocator a = amq_pg_allocator(aggctx);
@@ -103,14 +103,16 @@ static bulk_state *start_bulk(FunctionCallInfo fcinfo, const amq_pg_call *call, 
 	amq_error err;
 
 	amq_pg_read_filter(d, call, "filter", &src);
-	amq_pg_check(amq_bulk_start(&s->bulk, op, call->name, &src, &a, &err), &err);
+	amq_pg_check(
+	    amq_bulk_start(&s->bulk, amq_sql_bulk_op(call->op), call->name, &src, &a, &err), &err);
 	remember_toast(s, d);
 	return s;
 }
 
-/* Transition (state, filter, value): check the filter, then apply op to the
- * value unless it is NULL. A NULL filter is an error. */
-static Datum bulk_trans(FunctionCallInfo fcinfo, const amq_pg_call *call, amq_bulk_op op)
+/* Transition (state, filter, value) of all four: check the filter, then add
+ * or delete the value (as the operation says) unless it is NULL. A NULL
+ * filter is an error. */
+Datum amq_pg_op_bulk_trans(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	bulk_state *s;
 	amq_error err;
@@ -121,7 +123,7 @@ static Datum bulk_trans(FunctionCallInfo fcinfo, const amq_pg_call *call, amq_bu
 		amq_pg_raise(&err);
 	}
 	if (PG_ARGISNULL(0)) {
-		s = start_bulk(fcinfo, call, op, PG_GETARG_DATUM(1));
+		s = start_bulk(fcinfo, call, PG_GETARG_DATUM(1));
 	} else {
 		s = (bulk_state *)PG_GETARG_POINTER(0);
 		check_same_filter(s, PG_GETARG_DATUM(1));
@@ -135,37 +137,11 @@ static Datum bulk_trans(FunctionCallInfo fcinfo, const amq_pg_call *call, amq_bu
 	PG_RETURN_POINTER(s);
 }
 
-/* The transitions of bloom_add_agg and cuckoo_add_agg. */
-static Datum bulk_add_trans(FunctionCallInfo fcinfo, const amq_pg_call *call)
+/* Final of all four: the changed filter, or NULL when there were no rows. */
+Datum amq_pg_op_bulk_final(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
-	return bulk_trans(fcinfo, call, AMQ_BULK_ADD);
-}
-
-/* The transitions of bloom_delete_agg and cuckoo_delete_agg. */
-static Datum bulk_delete_trans(FunctionCallInfo fcinfo, const amq_pg_call *call)
-{
-	return bulk_trans(fcinfo, call, AMQ_BULK_DELETE);
-}
-
-/* Final: the changed filter, or NULL when there were no rows. */
-static Datum bulk_final(FunctionCallInfo fcinfo, const amq_pg_call *call)
-{
-	bulk_state *s;
-
 	bulk_context(fcinfo);
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
-	s = (bulk_state *)PG_GETARG_POINTER(0);
-	amq_filter_seal(&s->bulk.filter);
-	PG_RETURN_POINTER(amq_pg_filter_to_varlena(&s->bulk.filter));
+	PG_RETURN_POINTER(amq_pg_sealed_copy(&((bulk_state *)PG_GETARG_POINTER(0))->bulk.filter));
 }
-
-/* The entry points of amq--*.sql: one line per kind and SQL function. */
-AMQ_PG_KIND_FUNCTION(amq_pg_bloom_add_agg_trans, bulk_add_trans, AMQ_KIND_BLOOM, "bloom_add_agg")
-AMQ_PG_KIND_FUNCTION(amq_pg_bloom_delete_agg_trans, bulk_delete_trans, AMQ_KIND_BLOOM,
-		     "bloom_delete_agg")
-AMQ_PG_KIND_FUNCTION(amq_pg_bloom_bulk_agg_final, bulk_final, AMQ_KIND_BLOOM, "bloom_add_agg")
-AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_add_agg_trans, bulk_add_trans, AMQ_KIND_CUCKOO, "cuckoo_add_agg")
-AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_delete_agg_trans, bulk_delete_trans, AMQ_KIND_CUCKOO,
-		     "cuckoo_delete_agg")
-AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_bulk_agg_final, bulk_final, AMQ_KIND_CUCKOO, "cuckoo_add_agg")

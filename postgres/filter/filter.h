@@ -13,6 +13,8 @@
 
 #include "amq.h"
 #include "pg_compat.h"
+#include "sql/arguments.h"
+#include "sql/functions.h"
 
 /*
  * Declares a SQL-callable V1 function as one of the few symbols the module
@@ -27,25 +29,42 @@
 
 /*
  * What a generic SQL function needs to know about the one SQL name it is
- * serving: the kind of filter it takes and the name its messages start with.
+ * serving: the kind of filter it takes, the name its messages start with and
+ * its operation (core's function table; 0 for a type's own functions).
  */
 typedef struct amq_pg_call {
 	amq_kind kind;
 	const char *name;
+	amq_sql_op op;
 } amq_pg_call;
 
 /*
- * Defines the V1 entry point `symbol` as the generic implementation
- * `generic(fcinfo, call)` for one kind: one macro line per kind and SQL
- * function, as hstore does for its versions, so the C code is written once.
+ * The generic implementations: each serves every kind and SQL name of its
+ * operation, given the amq_pg_call of the entry point that calls it
+ * (filter/entries.c makes one per row of core/sql/function_list.h).
  */
-#define AMQ_PG_KIND_FUNCTION(symbol, generic, kind, sql_name)                                      \
-	AMQ_PG_FUNCTION(symbol);                                                                   \
-	Datum symbol(PG_FUNCTION_ARGS)                                                             \
-	{                                                                                          \
-		static const amq_pg_call call = {kind, sql_name};                                  \
-		return generic(fcinfo, &call);                                                     \
-	}
+typedef Datum amq_pg_generic(FunctionCallInfo fcinfo, const amq_pg_call *call);
+
+/* filter/functions.c: the scalar functions; add serves ADD and ADD_UNIQUE,
+ * combine UNION and INTERSECT, frequency_<returns> FREQUENCY by the SQL
+ * type it returns, contained_in the <@ operator of CONTAINS. */
+amq_pg_generic amq_pg_op_new, amq_pg_op_add, amq_pg_op_delete, amq_pg_op_contains,
+    amq_pg_op_contained_in, amq_pg_op_frequency_integer, amq_pg_op_frequency_bigint,
+    amq_pg_op_combine, amq_pg_op_estimate, amq_pg_op_fpr, amq_pg_op_info, amq_pg_op_hash,
+    amq_pg_op_version;
+
+/* filter/aggregates.c: transition and final functions of AGG; transition,
+ * combine, serial, deserial and final functions of UNION_AGG. */
+amq_pg_generic amq_pg_op_agg_trans, amq_pg_op_agg_final, amq_pg_op_union_agg_trans,
+    amq_pg_op_union_agg_combine, amq_pg_op_union_agg_serialize, amq_pg_op_union_agg_deserialize,
+    amq_pg_op_union_agg_final;
+
+/* filter/bulk.c: the transition of ADD_AGG and DELETE_AGG, and their final. */
+amq_pg_generic amq_pg_op_bulk_trans, amq_pg_op_bulk_final;
+
+/* filter/types.c: each filter type's input, output, binary input and output,
+ * and cast from bytea. */
+amq_pg_generic amq_pg_op_in, amq_pg_op_out, amq_pg_op_recv, amq_pg_op_send, amq_pg_op_from_bytea;
 
 /* ---- errors and memory (filter/errors.c) ---- */
 
@@ -93,6 +112,11 @@ struct varlena *amq_pg_copy_filter(Datum d, const amq_pg_call *call, const char 
 
 /* A new varlena (in CurrentMemoryContext) holding f's bytes. */
 struct varlena *amq_pg_filter_to_varlena(const amq_filter *f);
+
+/* The result of an aggregate's final function whose state holds the filter
+ * f: f sealed (idempotent, so a state may be finished more than once) and
+ * copied into a new varlena. */
+struct varlena *amq_pg_sealed_copy(amq_filter *f);
 
 /* ---- hashing SQL values (filter/hashing.c) ---- */
 

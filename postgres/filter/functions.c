@@ -1,11 +1,11 @@
 /*
  * filter/functions.c - the scalar SQL functions over the bloom and cuckoo types,
  * written once for every kind: each generic function below takes the
- * amq_pg_call (kind and SQL name) that one macro line per kind and SQL name
- * hands it (AMQ_PG_KIND_FUNCTION, at the end of the file), and core's variant
- * table does the rest. Functions that return a changed filter work on a fresh
- * copy, change it through the core and seal it (header fields and checksum)
- * before returning it.
+ * amq_pg_call (kind, SQL name and operation) that its entry point hands it
+ * (filter/entries.c, one per row of core/sql/function_list.h), and core's
+ * variant table does the rest. Functions that return a changed filter work on
+ * a fresh copy, change it through the core and seal it (header fields and
+ * checksum) before returning it.
  */
 #include "postgres.h"
 
@@ -18,34 +18,27 @@
 
 /* bloom_new(capacity bigint, fpr float8, layout text = 'blocked' [,
  * expansion integer]), cuckoo_new(capacity bigint, fpr float8 = 0.01 [,
- * layout text]) */
-static Datum new_filter(FunctionCallInfo fcinfo, const amq_pg_call *call)
+ * layout text]): the defaults and checks are core's (sql/arguments.h). */
+Datum amq_pg_op_new(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
-	int64 capacity = PG_GETARG_INT64(0);
-	double fpr = PG_GETARG_FLOAT8(1);
 	amq_allocator a = amq_pg_allocator(CurrentMemoryContext);
-	amq_layout layout = amq_default_layout(call->kind, fpr);
-	int32 expansion = PG_NARGS() > 3 ? PG_GETARG_INT32(3) : 0;
+	amq_sql_sizing s;
 	amq_filter f;
 	amq_error err;
 	struct varlena *result;
 
-	amq_pg_check(amq_check_capacity(capacity, &err), &err);
-	amq_pg_check(amq_check_fpr(fpr, &err), &err);
+	amq_sql_sizing_init(&s, call->kind);
+	amq_pg_check(amq_sql_set_capacity(&s, PG_GETARG_INT64(0), &err), &err);
+	amq_pg_check(amq_sql_set_fpr(&s, PG_GETARG_FLOAT8(1), &err), &err);
 	if (PG_NARGS() > 2) {
 		text *name = PG_GETARG_TEXT_PP(2);
 
-		amq_pg_check(amq_parse_layout(call->kind, VARDATA_ANY(name),
-					      VARSIZE_ANY_EXHDR(name), &layout, &err),
-			     &err);
+		amq_pg_check(
+		    amq_sql_set_layout(&s, VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name), &err), &err);
 	}
-	if (PG_NARGS() > 3 && (expansion < 1 || expansion > AMQ_SCALABLE_MAX_EXPANSION))
-		ereport(ERROR, errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			errmsg("%s: expansion must be between 1 and %d, got %d", call->name,
-			       AMQ_SCALABLE_MAX_EXPANSION, expansion));
-	amq_pg_check(amq_filter_create_expanding(&f, call->kind, layout, (uint64)capacity, fpr,
-						 (uint32)expansion, AMQ_DEFAULT_SEED, &a, &err),
-		     &err);
+	if (PG_NARGS() > 3)
+		amq_pg_check(amq_sql_set_expansion(&s, call->name, PG_GETARG_INT32(3), &err), &err);
+	amq_pg_check(amq_sql_create(&f, &s, &a, &err), &err);
 	result = amq_pg_filter_to_varlena(&f);
 	amq_filter_free(&f, &a);
 	PG_RETURN_POINTER(result);
@@ -54,9 +47,9 @@ static Datum new_filter(FunctionCallInfo fcinfo, const amq_pg_call *call)
 /* bloom_add(filter, value), cuckoo_add(filter, value): a copy with value
  * added (a scalable filter may grow, so the copy is a core buffer turned
  * into the result); NULL value: the filter as is. A full cuckoo filter is an
- * error. With unique (cuckoo_add_unique), the filter itself when it may hold
- * the value already: a false positive then skips a new value. */
-static Datum add_value(FunctionCallInfo fcinfo, const amq_pg_call *call, bool unique)
+ * error. cuckoo_add_unique (ADD_UNIQUE): the filter itself when it may hold
+ * the value already, so a false positive skips a new value. */
+Datum amq_pg_op_add(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	amq_allocator a = amq_pg_allocator(CurrentMemoryContext);
 	struct varlena *result;
@@ -71,7 +64,7 @@ static Datum add_value(FunctionCallInfo fcinfo, const amq_pg_call *call, bool un
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	amq_pg_read_filter(PG_GETARG_DATUM(0), call, "filter", &src);
 	hash = amq_pg_hash_value(amq_pg_cached_hasher(fcinfo, 1), PG_GETARG_DATUM(1), src.seed);
-	if (unique) {
+	if (call->op == AMQ_SQL_ADD_UNIQUE) {
 		amq_pg_check(amq_filter_add_unique(&src, hash, &f, &added, &a, &err), &err);
 	} else {
 		amq_pg_check(amq_filter_clone(&f, &src, &a, &err), &err);
@@ -85,20 +78,10 @@ static Datum add_value(FunctionCallInfo fcinfo, const amq_pg_call *call, bool un
 	PG_RETURN_POINTER(result);
 }
 
-static Datum add(FunctionCallInfo fcinfo, const amq_pg_call *call)
-{
-	return add_value(fcinfo, call, false);
-}
-
-static Datum add_unique(FunctionCallInfo fcinfo, const amq_pg_call *call)
-{
-	return add_value(fcinfo, call, true);
-}
-
 /* cuckoo_delete(filter, value), bloom_delete(filter, value): a copy with one
  * copy of value removed (unchanged when none is stored); an error for a
  * variant that cannot delete. */
-static Datum delete (FunctionCallInfo fcinfo, const amq_pg_call *call)
+Datum amq_pg_op_delete(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	struct varlena *result;
 	amq_filter f;
@@ -119,7 +102,7 @@ static Datum delete (FunctionCallInfo fcinfo, const amq_pg_call *call)
 }
 
 /* bloom_contains(filter, value), also filter @> value. */
-static Datum contains(FunctionCallInfo fcinfo, const amq_pg_call *call)
+Datum amq_pg_op_contains(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	uint64 hash;
 	amq_probe probe;
@@ -129,7 +112,7 @@ static Datum contains(FunctionCallInfo fcinfo, const amq_pg_call *call)
 }
 
 /* value <@ filter: contains with the arguments swapped. */
-static Datum contained_in(FunctionCallInfo fcinfo, const amq_pg_call *call)
+Datum amq_pg_op_contained_in(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	uint64 hash;
 	amq_probe probe;
@@ -151,44 +134,32 @@ static uint64 frequency(FunctionCallInfo fcinfo, const amq_pg_call *call)
 	return count;
 }
 
-static Datum frequency_int4(FunctionCallInfo fcinfo, const amq_pg_call *call)
+Datum amq_pg_op_frequency_integer(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	PG_RETURN_INT32((int32)Min(frequency(fcinfo, call), (uint64)PG_INT32_MAX));
 }
 
-static Datum frequency_int8(FunctionCallInfo fcinfo, const amq_pg_call *call)
+Datum amq_pg_op_frequency_bigint(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	PG_RETURN_INT64((int64)Min(frequency(fcinfo, call), (uint64)PG_INT64_MAX));
 }
 
-/* A copy of the first filter combined with the second: union or intersection. */
-static Datum combine(FunctionCallInfo fcinfo, const amq_pg_call *call, bool intersect)
+/* bloom_union(a, b), bloom_intersect(a, b): a copy of the first filter
+ * merged with the second as the operation says (amq_sql_merge). */
+Datum amq_pg_op_combine(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	amq_filter a, b;
 	amq_error err;
 	struct varlena *result = amq_pg_copy_filter(PG_GETARG_DATUM(0), call, "first filter", &a);
 
 	amq_pg_read_filter(PG_GETARG_DATUM(1), call, "second filter", &b);
-	if (intersect)
-		amq_pg_check(amq_filter_intersect_into(&a, &b, &err), &err);
-	else
-		amq_pg_check(amq_filter_union_into(&a, &b, &err), &err);
+	amq_pg_check(amq_sql_merge(call->op, &a, &b, &err), &err);
 	amq_filter_seal(&a);
 	PG_RETURN_POINTER(result);
 }
 
-static Datum union_of(FunctionCallInfo fcinfo, const amq_pg_call *call)
-{
-	return combine(fcinfo, call, false);
-}
-
-static Datum intersection(FunctionCallInfo fcinfo, const amq_pg_call *call)
-{
-	return combine(fcinfo, call, true);
-}
-
 /* bloom_count(filter): distinct items estimated, rounded. */
-static Datum estimate(FunctionCallInfo fcinfo, const amq_pg_call *call)
+Datum amq_pg_op_estimate(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	amq_filter f;
 
@@ -197,7 +168,7 @@ static Datum estimate(FunctionCallInfo fcinfo, const amq_pg_call *call)
 }
 
 /* bloom_fpr(filter): the false-positive rate an absent value sees now. */
-static Datum expected_fpr(FunctionCallInfo fcinfo, const amq_pg_call *call)
+Datum amq_pg_op_fpr(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	amq_filter f;
 
@@ -206,7 +177,7 @@ static Datum expected_fpr(FunctionCallInfo fcinfo, const amq_pg_call *call)
 }
 
 /* bloom_info(filter), cuckoo_info(filter): the core's description as jsonb. */
-static Datum info(FunctionCallInfo fcinfo, const amq_pg_call *call)
+Datum amq_pg_op_info(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	char json[AMQ_INFO_MAX];
 	amq_filter f;
@@ -216,35 +187,9 @@ static Datum info(FunctionCallInfo fcinfo, const amq_pg_call *call)
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
 }
 
-/* The entry points of amq--*.sql: one line per kind and SQL function. */
-AMQ_PG_KIND_FUNCTION(amq_pg_bloom_new, new_filter, AMQ_KIND_BLOOM, "bloom_new")
-AMQ_PG_KIND_FUNCTION(amq_pg_bloom_add, add, AMQ_KIND_BLOOM, "bloom_add")
-AMQ_PG_KIND_FUNCTION(amq_pg_bloom_contains, contains, AMQ_KIND_BLOOM, "bloom_contains")
-AMQ_PG_KIND_FUNCTION(amq_pg_bloom_contained_in, contained_in, AMQ_KIND_BLOOM, "bloom_contains")
-AMQ_PG_KIND_FUNCTION(amq_pg_bloom_union, union_of, AMQ_KIND_BLOOM, "bloom_union")
-AMQ_PG_KIND_FUNCTION(amq_pg_bloom_intersect, intersection, AMQ_KIND_BLOOM, "bloom_intersect")
-AMQ_PG_KIND_FUNCTION(amq_pg_bloom_count, estimate, AMQ_KIND_BLOOM, "bloom_count")
-AMQ_PG_KIND_FUNCTION(amq_pg_bloom_fpr, expected_fpr, AMQ_KIND_BLOOM, "bloom_fpr")
-AMQ_PG_KIND_FUNCTION(amq_pg_bloom_info, info, AMQ_KIND_BLOOM, "bloom_info")
-AMQ_PG_KIND_FUNCTION(amq_pg_bloom_delete, delete, AMQ_KIND_BLOOM, "bloom_delete")
-AMQ_PG_KIND_FUNCTION(amq_pg_bloom_frequency, frequency_int8, AMQ_KIND_BLOOM, "bloom_frequency")
-
-AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_new, new_filter, AMQ_KIND_CUCKOO, "cuckoo_new")
-AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_add, add, AMQ_KIND_CUCKOO, "cuckoo_add")
-AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_add_unique, add_unique, AMQ_KIND_CUCKOO, "cuckoo_add_unique")
-AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_delete, delete, AMQ_KIND_CUCKOO, "cuckoo_delete")
-AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_contains, contains, AMQ_KIND_CUCKOO, "cuckoo_contains")
-AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_contained_in, contained_in, AMQ_KIND_CUCKOO, "cuckoo_contains")
-AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_count, frequency_int4, AMQ_KIND_CUCKOO, "cuckoo_count")
-AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_info, info, AMQ_KIND_CUCKOO, "cuckoo_info")
-
-/* The two functions that belong to no filter kind: amq_hash(value), the hash
- * every filter function uses (seed 0), and amq_version(). */
-AMQ_PG_FUNCTION(amq_pg_hash);
-AMQ_PG_FUNCTION(amq_pg_version);
-
-/* amq_hash(value): the 64-bit hash as a signed bigint. */
-Datum amq_pg_hash(PG_FUNCTION_ARGS)
+/* amq_hash(value): the 64-bit hash every filter function uses (seed 0), as
+ * a signed bigint. */
+Datum amq_pg_op_hash(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	const amq_pg_hasher *h = amq_pg_cached_hasher(fcinfo, 0);
 
@@ -252,8 +197,7 @@ Datum amq_pg_hash(PG_FUNCTION_ARGS)
 }
 
 /* amq_version(): the library's version, AMQ_VERSION. */
-Datum amq_pg_version(PG_FUNCTION_ARGS)
+Datum amq_pg_op_version(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
-	(void)fcinfo;
 	PG_RETURN_TEXT_P(cstring_to_text(AMQ_VERSION));
 }

@@ -5,6 +5,9 @@
  * the bytes themselves; casts to and from bytea reuse them unchanged. Every
  * way in opens the bytes, verifies the checksum and checks the kind, so a
  * stored value of either type is always a whole, valid filter of that kind.
+ * Each function serves both types; its entry points (filter/entries.c, one
+ * per AMQ_SQL_TYPE of core/sql/function_list.h) pass the type's name, which
+ * starts the messages: "bloom: input: checksum mismatch".
  */
 #include "postgres.h"
 
@@ -26,7 +29,7 @@ static int hex_value(char c)
 }
 
 /* Parses \x + hex (either case) into a checked filter varlena of the kind. */
-static Datum filter_in(FunctionCallInfo fcinfo, const amq_pg_call *call)
+Datum amq_pg_op_in(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	const char *str = PG_GETARG_CSTRING(0);
 	size_t len = strlen(str), digits, size;
@@ -65,7 +68,7 @@ static Datum filter_in(FunctionCallInfo fcinfo, const amq_pg_call *call)
 }
 
 /* \x + lower-case hex of the filter's bytes. */
-static Datum filter_out(FunctionCallInfo fcinfo, const amq_pg_call *call)
+Datum amq_pg_op_out(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	Datum d = PG_GETARG_DATUM(0);
 	static const char digits[] = "0123456789abcdef";
@@ -91,7 +94,7 @@ static Datum filter_out(FunctionCallInfo fcinfo, const amq_pg_call *call)
 }
 
 /* The rest of the message buffer, checked, as a filter varlena of the kind. */
-static Datum filter_recv(FunctionCallInfo fcinfo, const amq_pg_call *call)
+Datum amq_pg_op_recv(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	StringInfo buf = (StringInfo)PG_GETARG_POINTER(0);
 	size_t size = (size_t)(buf->len - buf->cursor);
@@ -105,7 +108,7 @@ static Datum filter_recv(FunctionCallInfo fcinfo, const amq_pg_call *call)
 }
 
 /* The filter's bytes as they are. */
-static Datum filter_send(FunctionCallInfo fcinfo, const amq_pg_call *call)
+Datum amq_pg_op_send(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	struct varlena *v = PG_DETOAST_DATUM_PACKED(PG_GETARG_DATUM(0));
 	StringInfoData buf;
@@ -116,7 +119,7 @@ static Datum filter_send(FunctionCallInfo fcinfo, const amq_pg_call *call)
 }
 
 /* bytea to filter: the same bytes once they check out as a filter of the kind. */
-static Datum filter_from_bytea(FunctionCallInfo fcinfo, const amq_pg_call *call)
+Datum amq_pg_op_from_bytea(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	struct varlena *v = PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
 	amq_filter f;
@@ -124,16 +127,3 @@ static Datum filter_from_bytea(FunctionCallInfo fcinfo, const amq_pg_call *call)
 	amq_pg_open_bytes(&f, VARDATA(v), VARSIZE(v) - VARHDRSZ, call, "bytea");
 	PG_RETURN_POINTER(v);
 }
-
-/* The entry points of amq--*.sql: one line per type and function. The name
- * starts the messages: "bloom: input: checksum mismatch". */
-AMQ_PG_KIND_FUNCTION(amq_pg_bloom_in, filter_in, AMQ_KIND_BLOOM, "bloom")
-AMQ_PG_KIND_FUNCTION(amq_pg_bloom_out, filter_out, AMQ_KIND_BLOOM, "bloom")
-AMQ_PG_KIND_FUNCTION(amq_pg_bloom_recv, filter_recv, AMQ_KIND_BLOOM, "bloom")
-AMQ_PG_KIND_FUNCTION(amq_pg_bloom_send, filter_send, AMQ_KIND_BLOOM, "bloom")
-AMQ_PG_KIND_FUNCTION(amq_pg_bloom_from_bytea, filter_from_bytea, AMQ_KIND_BLOOM, "bloom")
-AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_in, filter_in, AMQ_KIND_CUCKOO, "cuckoo")
-AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_out, filter_out, AMQ_KIND_CUCKOO, "cuckoo")
-AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_recv, filter_recv, AMQ_KIND_CUCKOO, "cuckoo")
-AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_send, filter_send, AMQ_KIND_CUCKOO, "cuckoo")
-AMQ_PG_KIND_FUNCTION(amq_pg_cuckoo_from_bytea, filter_from_bytea, AMQ_KIND_CUCKOO, "cuckoo")
