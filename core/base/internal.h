@@ -112,10 +112,11 @@ bool amq_blocked_contains_portable(const amq_filter *f, uint64_t hash);
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define AMQ_HAVE_AVX2_PROBE 1
 bool amq_blocked_contains_avx2(const amq_filter *f, uint64_t hash);
-/* Whether this CPU (and OS) runs AVX2 code. */
-bool amq_blocked_have_avx2(void);
+/* Whether this CPU (and OS) runs AVX2 code (cpu.c): the checksum and the
+ * blocked probes pick their AVX2 copies by it. */
+bool amq_cpu_has_avx2(void);
 /* amq_checksum compiled for AVX2 (checksum_avx2.c, which every x86-64 build
- * compiles with -mavx2); call it only where amq_blocked_have_avx2(). */
+ * compiles with -mavx2); call it only where amq_cpu_has_avx2(). */
 uint64_t amq_checksum_avx2(const uint8_t *bytes, uint64_t payload_size);
 #endif
 

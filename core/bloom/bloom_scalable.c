@@ -296,7 +296,7 @@ static amq_probe scalable_probe_for(const amq_filter *f)
 {
 	(void)f;
 #ifdef AMQ_HAVE_AVX2_PROBE
-	if (amq_blocked_have_avx2())
+	if (amq_cpu_has_avx2())
 		return scalable_contains_avx2;
 #endif
 	return scalable_contains_portable;
