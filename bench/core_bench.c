@@ -12,7 +12,7 @@
  * capacity, for both Bloom layouts.
  */
 #include "amq.h"
-#include "base/internal.h"
+#include "bloom/bloom_internal.h"
 
 #include <bloom.h>
 #include <math.h>

@@ -15,7 +15,7 @@
  * probes in flight. On x86-64 CPUs with AVX2 the eight words are tested in
  * two vector operations; elsewhere a loop over the k words does the same.
  */
-#include "base/internal.h"
+#include "bloom/bloom_internal.h"
 
 #ifdef AMQ_HAVE_AVX2_PROBE
 #include <immintrin.h>
@@ -122,7 +122,7 @@ void amq_blocked_contains_many(const amq_filter *f, const uint64_t *hashes, size
 	}
 }
 
-amq_bloom_probe amq_blocked_probe(void)
+amq_probe amq_blocked_probe(void)
 {
 #ifdef AMQ_HAVE_AVX2_PROBE
 	if (amq_cpu_has_avx2())

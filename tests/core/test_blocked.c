@@ -8,7 +8,7 @@
  */
 #include "amq.h"
 #include "check.h"
-#include "base/internal.h"
+#include "bloom/bloom_internal.h"
 #include "spec.h"
 
 #include <stdlib.h>
