@@ -248,6 +248,14 @@ amq_status amq_scalable_create(amq_filter *f, uint64_t capacity, double fpr, uin
 	return AMQ_OK;
 }
 
+/* The row's create: expansion 0 is the default one. */
+static amq_status scalable_create(amq_filter *f, uint64_t capacity, double fpr, uint32_t expansion,
+				  uint64_t seed, const amq_allocator *a, amq_error *err)
+{
+	return amq_scalable_create(
+	    f, capacity, fpr, expansion ? expansion : AMQ_SCALABLE_DEFAULT_EXPANSION, seed, a, err);
+}
+
 /* The newest link. */
 static link last_link(const amq_filter *f)
 {
@@ -600,7 +608,7 @@ const amq_variant amq_variant_bloom_scalable = {
     .check_header = scalable_check_header,
     .check_payload = scalable_check_payload,
     .size = scalable_size,
-    .create = amq_scalable_create,
+    .create = scalable_create,
     .add_collected = scalable_add_collected,
     .add = scalable_add_in_place,
     .add_grow = scalable_add_grow,

@@ -88,9 +88,7 @@ amq_status amq_filter_create_expanding(amq_filter *f, amq_kind kind, amq_layout 
 		return st;
 	const amq_variant *v = amq_variant_find(kind, layout);
 	if (v->create != NULL)
-		return v->create(f, capacity, fpr,
-				 expansion ? expansion : AMQ_SCALABLE_DEFAULT_EXPANSION, seed, a,
-				 err);
+		return v->create(f, capacity, fpr, expansion, seed, a, err);
 	if (expansion != 0)
 		return amq_fail(err, AMQ_INVALID_ARGUMENT,
 				"pass an expansion only with layout 'scalable'",
