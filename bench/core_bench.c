@@ -14,7 +14,7 @@
  * capacity, for both Bloom layouts.
  */
 #include "amq.h"
-#include "base/internal.h"
+#include "bloom/bloom_internal.h"
 
 #include <bloom.h>
 #include <math.h>
@@ -285,7 +285,7 @@ int main(int argc, char **argv)
 	printf("p = %g; medians of %d runs; contains probes half present, half absent; %s.\n", FPR,
 	       runs, hugepages ? "transparent huge pages requested" : "4 KiB pages");
 #ifdef AMQ_HAVE_AVX2_PROBE
-	printf("Blocked probe: %s.\n", amq_blocked_have_avx2() ? "AVX2" : "portable (no AVX2)");
+	printf("Blocked probe: %s.\n", amq_cpu_has_avx2() ? "AVX2" : "portable (no AVX2)");
 #else
 	printf("Blocked probe: portable.\n");
 #endif

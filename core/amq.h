@@ -226,7 +226,8 @@ double amq_filter_estimate_items(const amq_filter *f);
 
 /* ---- Bloom filters (bloom.c, bloom_sizing.c) ---- */
 
-/* Bits and hashes for capacity distinct items at fpr in the given layout. */
+/* Bits and hashes for capacity distinct items at fpr in the given layout
+ * (counting: the classic bits, one counter each; scalable: its first link). */
 amq_status amq_bloom_size(uint64_t capacity, double fpr, amq_layout layout, uint64_t *bits,
 			  uint32_t *hashes, amq_error *err);
 /* An empty Bloom filter for capacity items at fpr. */
@@ -262,7 +263,9 @@ amq_bloom_probe amq_bloom_probe_for(const amq_filter *f);
  * a few probes ahead, so a filter larger than the CPU's caches costs about
  * one memory latency per group of probes instead of one per probe. */
 void amq_bloom_contains_many(const amq_filter *f, const uint64_t *hashes, size_t n, bool *out);
-/* dst |= src, items summed; AMQ_INCOMPATIBLE unless layout, bits, hashes and seed match. */
+/* dst |= src, items summed, through the layout's row as amq_filter_union_into
+ * (a counting filter adds its counters, a scalable chain combines link by
+ * link); AMQ_INCOMPATIBLE unless layout, bits, hashes and seed match. */
 amq_status amq_bloom_union_into(amq_filter *dst, const amq_filter *src, amq_error *err);
 /* dst &= src, items = min; same compatibility rule. */
 amq_status amq_bloom_intersect_into(amq_filter *dst, const amq_filter *src, amq_error *err);

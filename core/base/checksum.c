@@ -13,7 +13,7 @@
 uint64_t amq_checksum(const uint8_t *bytes, uint64_t payload_size)
 {
 #ifdef AMQ_HAVE_AVX2_PROBE
-	if (amq_blocked_have_avx2())
+	if (amq_cpu_has_avx2())
 		return amq_checksum_avx2(bytes, payload_size);
 #endif
 	return checksum_xxh3(bytes, payload_size);

@@ -1,7 +1,7 @@
 /*
  * internal.h - helpers shared by the core's own files and by nothing else:
- * fixed little-endian access, 64-bit range reduction and mixing, and the one
- * function that allocates a filter buffer.
+ * fixed little-endian access, 64-bit range reduction and mixing, the
+ * checksum and the CPU check. Nothing here depends on the rest of core.
  */
 #ifndef AMQ_INTERNAL_H
 #define AMQ_INTERNAL_H
@@ -77,45 +77,14 @@ uint64_t amq_checksum_portable(const uint8_t *bytes, uint64_t payload_size);
 /* Header bytes 0..55: the checksum covers them, then the payload. */
 #define AMQ_CHECKED_HEADER_BYTES 56
 
-/* The payload size of a filter with these parameters, or AMQ_TOO_LARGE (with
- * the one message every "too large" uses) past AMQ_MAX_FILTER_BYTES. */
-amq_status amq_check_size(amq_kind kind, amq_layout layout, uint32_t hashes, uint64_t cells,
-			  uint64_t *payload_size, amq_error *err);
-
-/*
- * Allocates a zeroed filter with these parameters, points f at it and seals
- * it. Fails as amq_check_size does, or with AMQ_NO_MEMORY when the allocator
- * does.
- */
-amq_status amq_filter_allocate(amq_filter *f, amq_kind kind, amq_layout layout, uint32_t hashes,
-			       uint64_t seed, uint64_t cells, const amq_allocator *a,
-			       amq_error *err);
-
-/* Payload bytes a filter with these parameters must have (0 if impossible). */
-uint64_t amq_payload_size(amq_kind kind, amq_layout layout, uint32_t hashes, uint64_t cells);
-
-/* Bloom false-positive rate of a blocked filter holding bits_per_item bits per
- * item with k hashes: the Poisson mixture over block loads (bloom_sizing.c). */
-double amq_blocked_fpr(double bits_per_item, uint32_t k);
-
-/*
- * Blocked Bloom filters (bloom_blocked.c): add sets an item's k bits;
- * amq_blocked_probe is the fastest test of them this CPU runs. The portable
- * and AVX2 probes give the same answers; they are exported so tests can
- * compare them.
- */
-void amq_blocked_add(amq_filter *f, uint64_t hash);
-/* amq_bloom_contains_many for a blocked filter. */
-void amq_blocked_contains_many(const amq_filter *f, const uint64_t *hashes, size_t n, bool *out);
-amq_bloom_probe amq_blocked_probe(void);
-bool amq_blocked_contains_portable(const amq_filter *f, uint64_t hash);
+/* Whether this CPU (and OS) runs AVX2 code (cpu.c), for the callers that
+ * pick an AVX2 copy of their code at run time: the checksum here, the
+ * blocked Bloom probes (bloom/bloom_internal.h). */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define AMQ_HAVE_AVX2_PROBE 1
-bool amq_blocked_contains_avx2(const amq_filter *f, uint64_t hash);
-/* Whether this CPU (and OS) runs AVX2 code. */
-bool amq_blocked_have_avx2(void);
+bool amq_cpu_has_avx2(void);
 /* amq_checksum compiled for AVX2 (checksum_avx2.c, which every x86-64 build
- * compiles with -mavx2); call it only where amq_blocked_have_avx2(). */
+ * compiles with -mavx2); call it only where amq_cpu_has_avx2(). */
 uint64_t amq_checksum_avx2(const uint8_t *bytes, uint64_t payload_size);
 #endif
 

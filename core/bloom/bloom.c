@@ -8,9 +8,11 @@
  * bit. A position equal to an earlier one of the same item moves on to the
  * next bit, so every item sets exactly k distinct bits (the sizing formulas
  * assume it). Blocked filters place their bits in bloom_blocked.c; union,
- * intersection, counts and estimates below serve both layouts.
+ * intersection, counts and estimates below serve both layouts, whose rows
+ * end the file. The public amq_bloom_* calls of any layout dispatch through
+ * the filter's row.
  */
-#include "format/variant.h"
+#include "bloom/bloom_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -110,33 +112,17 @@ static bool classic_contains(const amq_filter *f, uint64_t hash)
 	return true;
 }
 
-/* The blocked layout lives in bloom_blocked.c; a tail call keeps its probe
- * free of the classic path's stack frame. */
+/* Through the row's add, which never grows the filter: a scalable chain's
+ * stores past its capacity. A layout without single adds keeps none. */
 void amq_bloom_add(amq_filter *f, uint64_t hash)
 {
-	switch (f->layout) {
-	case AMQ_LAYOUT_BLOCKED:
-		amq_blocked_add(f, hash);
-		break;
-	case AMQ_LAYOUT_CLASSIC:
-		add_classic(f, hash);
-		break;
-	case AMQ_LAYOUT_COUNTING:
-		amq_filter_add(f, hash, NULL); /* counts the item itself */
-		return;
-	case AMQ_LAYOUT_SCALABLE:
-		amq_scalable_add_in_place(f, hash); /* counts the item itself */
-		return;
-	case AMQ_LAYOUT_CUCKOO_B2: /* the cuckoo layouts are never a Bloom filter's */
-	case AMQ_LAYOUT_CUCKOO_B8:
-	case AMQ_LAYOUT_SEMISORTED:
-		return;
-	}
-	f->items++;
+	const amq_variant *v = amq_variant_of(f);
+	if (v->add != NULL)
+		v->add(f, hash, NULL);
 }
 
 /* The probe of f's layout on this CPU: any Bloom layout, through its row of
- * the variant table. */
+ * the variant registry. */
 amq_bloom_probe amq_bloom_probe_for(const amq_filter *f)
 {
 	return amq_filter_probe_for(f);
@@ -147,21 +133,14 @@ bool amq_bloom_contains(const amq_filter *f, uint64_t hash)
 	return amq_bloom_probe_for(f)(f, hash);
 }
 
-/* Only the blocked layout reads one predictable cache line per probe, which
- * is what makes loading it ahead worthwhile. */
+/* Only a layout that reads one predictable cache line per probe (blocked)
+ * has a contains_many, which loads it ahead; the others probe one by one. */
 void amq_bloom_contains_many(const amq_filter *f, const uint64_t *hashes, size_t n, bool *out)
 {
-	switch (f->layout) {
-	case AMQ_LAYOUT_BLOCKED:
-		amq_blocked_contains_many(f, hashes, n, out);
+	const amq_variant *v = amq_variant_of(f);
+	if (v->contains_many != NULL) {
+		v->contains_many(f, hashes, n, out);
 		return;
-	case AMQ_LAYOUT_CLASSIC:
-	case AMQ_LAYOUT_COUNTING:
-	case AMQ_LAYOUT_SCALABLE:
-	case AMQ_LAYOUT_CUCKOO_B2: /* the cuckoo layouts are never a Bloom filter's */
-	case AMQ_LAYOUT_CUCKOO_B8:
-	case AMQ_LAYOUT_SEMISORTED:
-		break;
 	}
 	amq_bloom_probe contains = amq_bloom_probe_for(f);
 
@@ -187,7 +166,8 @@ amq_status amq_bloom_check_compatible(const amq_filter *a, const amq_filter *b, 
 	return AMQ_OK;
 }
 
-amq_status amq_bloom_union_into(amq_filter *dst, const amq_filter *src, amq_error *err)
+/* dst |= src for the classic and blocked rows. */
+static amq_status bits_union(amq_filter *dst, const amq_filter *src, amq_error *err)
 {
 	amq_status st = amq_bloom_check_compatible(dst, src, err);
 	if (st != AMQ_OK)
@@ -198,7 +178,8 @@ amq_status amq_bloom_union_into(amq_filter *dst, const amq_filter *src, amq_erro
 	return AMQ_OK;
 }
 
-amq_status amq_bloom_intersect_into(amq_filter *dst, const amq_filter *src, amq_error *err)
+/* dst &= src for the classic and blocked rows. */
+static amq_status bits_intersect(amq_filter *dst, const amq_filter *src, amq_error *err)
 {
 	amq_status st = amq_bloom_check_compatible(dst, src, err);
 	if (st != AMQ_OK)
@@ -223,19 +204,8 @@ uint64_t amq_bloom_bits_set(const amq_filter *f)
 	return popcount_range(f->payload, f->payload_size);
 }
 
-double amq_bloom_estimate_items(const amq_filter *f)
+double amq_bits_estimate_items(const amq_filter *f)
 {
-	switch (f->layout) {
-	case AMQ_LAYOUT_COUNTING:
-	case AMQ_LAYOUT_SCALABLE:
-		return amq_filter_estimate_items(f);
-	case AMQ_LAYOUT_CLASSIC:
-	case AMQ_LAYOUT_BLOCKED:
-	case AMQ_LAYOUT_CUCKOO_B2: /* the cuckoo layouts are never a Bloom filter's */
-	case AMQ_LAYOUT_CUCKOO_B8:
-	case AMQ_LAYOUT_SEMISORTED:
-		break;
-	}
 	double m = (double)f->cells, x = (double)amq_bloom_bits_set(f);
 	if (x >= m) /* saturated: report the largest finite estimate */
 		x = m - 0.5;
@@ -250,21 +220,14 @@ double amq_all_set_chance(double set, double space, uint32_t k)
 	return p;
 }
 
-double amq_bloom_expected_fpr(const amq_filter *f)
+/* The classic rate: k distinct bits out of m all among the set ones. */
+static double classic_expected_fpr(const amq_filter *f)
 {
-	switch (f->layout) {
-	case AMQ_LAYOUT_CLASSIC:
-		return amq_all_set_chance((double)amq_bloom_bits_set(f), (double)f->cells,
-					  f->hashes);
-	case AMQ_LAYOUT_COUNTING:
-	case AMQ_LAYOUT_SCALABLE:
-		return amq_filter_expected_fpr(f);
-	case AMQ_LAYOUT_BLOCKED:
-	case AMQ_LAYOUT_CUCKOO_B2: /* the cuckoo layouts are never a Bloom filter's */
-	case AMQ_LAYOUT_CUCKOO_B8:
-	case AMQ_LAYOUT_SEMISORTED:
-		break;
-	}
+	return amq_all_set_chance((double)amq_bloom_bits_set(f), (double)f->cells, f->hashes);
+}
+
+double amq_blocked_expected_fpr(const amq_filter *f)
+{
 	uint64_t blocks = f->cells / AMQ_BLOCK_BITS;
 	double sum = 0.0;
 	for (uint64_t b = 0; b < blocks; b++) {
@@ -291,7 +254,33 @@ void amq_classic_positions(const amq_filter *f, uint64_t hash, uint64_t *out)
 	}
 }
 
-/* ---- the classic and blocked rows of the variant table ---- */
+/* ---- the public calls of any Bloom layout, through its row ---- */
+
+amq_status amq_bloom_union_into(amq_filter *dst, const amq_filter *src, amq_error *err)
+{
+	if (dst->kind != AMQ_KIND_BLOOM || src->kind != AMQ_KIND_BLOOM)
+		return amq_bloom_check_compatible(dst, src, err); /* names the wrong kind */
+	return amq_filter_union_into(dst, src, err);
+}
+
+amq_status amq_bloom_intersect_into(amq_filter *dst, const amq_filter *src, amq_error *err)
+{
+	if (dst->kind != AMQ_KIND_BLOOM || src->kind != AMQ_KIND_BLOOM)
+		return amq_bloom_check_compatible(dst, src, err);
+	return amq_filter_intersect_into(dst, src, err);
+}
+
+double amq_bloom_estimate_items(const amq_filter *f)
+{
+	return amq_filter_estimate_items(f);
+}
+
+double amq_bloom_expected_fpr(const amq_filter *f)
+{
+	return amq_filter_expected_fpr(f);
+}
+
+/* ---- the classic and blocked rows of the variant registry ---- */
 
 static double one_bit_per_cell(uint32_t hashes)
 {
@@ -343,20 +332,38 @@ static amq_status bits_verify(const amq_filter *f, const char *prefix, amq_error
 static amq_status classic_size(uint64_t capacity, double fpr, uint32_t *hashes, uint64_t *cells,
 			       amq_error *err)
 {
-	return amq_bloom_size(capacity, fpr, AMQ_LAYOUT_CLASSIC, cells, hashes, err);
+	return amq_classic_size(capacity, fpr, cells, hashes, err);
 }
 
 static amq_status blocked_size(uint64_t capacity, double fpr, uint32_t *hashes, uint64_t *cells,
 			       amq_error *err)
 {
-	return amq_bloom_size(capacity, fpr, AMQ_LAYOUT_BLOCKED, cells, hashes, err);
+	return amq_blocked_size(capacity, fpr, cells, hashes, err);
 }
 
-/* amq_bloom_add in the shape of the table's add. */
-static amq_status bits_add(amq_filter *f, uint64_t hash, amq_error *err)
+static const amq_bloom_shape classic_shape = {.size_bits = amq_classic_size};
+static const amq_bloom_shape blocked_shape = {.size_bits = amq_blocked_size};
+
+/* Blocked is the default Bloom layout at every fpr: one cache line per probe. */
+static double always_default(double fpr)
+{
+	(void)fpr;
+	return 0.0;
+}
+
+static amq_status classic_add(amq_filter *f, uint64_t hash, amq_error *err)
 {
 	(void)err;
-	amq_bloom_add(f, hash);
+	add_classic(f, hash);
+	f->items++;
+	return AMQ_OK;
+}
+
+static amq_status blocked_add(amq_filter *f, uint64_t hash, amq_error *err)
+{
+	(void)err;
+	amq_blocked_add(f, hash);
+	f->items++;
 	return AMQ_OK;
 }
 
@@ -386,8 +393,8 @@ static int bits_info(const amq_filter *f, char *out, size_t cap)
 			"\"expected_fpr\":%.6g,\"seed\":%llu,\"format_version\":%u}",
 			amq_filter_layout_name(f), (unsigned long long)f->cells, f->hashes,
 			(unsigned long long)f->items, f->size,
-			(unsigned long long)amq_bloom_bits_set(f), amq_bloom_estimate_items(f),
-			amq_bloom_expected_fpr(f), (unsigned long long)f->seed,
+			(unsigned long long)amq_bloom_bits_set(f), amq_bits_estimate_items(f),
+			amq_filter_expected_fpr(f), (unsigned long long)f->seed,
 			amq_variant_of(f)->format_version);
 }
 
@@ -396,22 +403,24 @@ const amq_variant amq_variant_bloom_classic = {
     .layout = AMQ_LAYOUT_CLASSIC,
     .kind_name = "bloom",
     .layout_name = "classic",
+    .layouts_hint = AMQ_BLOOM_LAYOUTS_HINT,
     .format_version = 1,
     .slots = 0,
     .cell_name = "bits",
     .order_free = true,
+    .shape = &classic_shape,
     .cell_bits = one_bit_per_cell,
     .payload_size = classic_payload_size,
     .check_header = classic_check_header,
     .verify = bits_verify,
     .size = classic_size,
-    .add = bits_add,
+    .add = classic_add,
     .contains = classic_contains,
     .probe_for = classic_probe_for,
-    .union_into = amq_bloom_union_into,
-    .intersect_into = amq_bloom_intersect_into,
-    .expected_fpr = amq_bloom_expected_fpr,
-    .estimate_items = amq_bloom_estimate_items,
+    .union_into = bits_union,
+    .intersect_into = bits_intersect,
+    .expected_fpr = classic_expected_fpr,
+    .estimate_items = amq_bits_estimate_items,
     .info = bits_info,
 };
 
@@ -420,21 +429,25 @@ const amq_variant amq_variant_bloom_blocked = {
     .layout = AMQ_LAYOUT_BLOCKED,
     .kind_name = "bloom",
     .layout_name = "blocked",
+    .layouts_hint = AMQ_BLOOM_LAYOUTS_HINT,
     .format_version = 1,
     .slots = 0,
     .cell_name = "bits",
     .order_free = true,
+    .default_cost = always_default,
+    .shape = &blocked_shape,
     .cell_bits = one_bit_per_cell,
     .payload_size = blocked_payload_size,
     .check_header = blocked_check_header,
     .verify = bits_verify,
     .size = blocked_size,
-    .add = bits_add,
+    .add = blocked_add,
     .contains = blocked_contains,
     .probe_for = blocked_probe_for,
-    .union_into = amq_bloom_union_into,
-    .intersect_into = amq_bloom_intersect_into,
-    .expected_fpr = amq_bloom_expected_fpr,
-    .estimate_items = amq_bloom_estimate_items,
+    .contains_many = amq_blocked_contains_many,
+    .union_into = bits_union,
+    .intersect_into = bits_intersect,
+    .expected_fpr = amq_blocked_expected_fpr,
+    .estimate_items = amq_bits_estimate_items,
     .info = bits_info,
 };

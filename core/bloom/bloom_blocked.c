@@ -15,7 +15,7 @@
  * probes in flight. On x86-64 CPUs with AVX2 the eight words are tested in
  * two vector operations; elsewhere a loop over the k words does the same.
  */
-#include "base/internal.h"
+#include "bloom/bloom_internal.h"
 
 #ifdef AMQ_HAVE_AVX2_PROBE
 #include <immintrin.h>
@@ -103,11 +103,6 @@ __attribute__((target("avx2"))) bool amq_blocked_contains_avx2(const amq_filter 
 			    _mm256_andnot_si256(high, _mm256_sllv_epi64(one, shift_high)));
 	return _mm256_testz_si256(missing, missing);
 }
-
-bool amq_blocked_have_avx2(void)
-{
-	return __builtin_cpu_supports("avx2");
-}
 #endif
 
 /* How many probes ahead amq_blocked_contains_many starts loading a block:
@@ -127,10 +122,10 @@ void amq_blocked_contains_many(const amq_filter *f, const uint64_t *hashes, size
 	}
 }
 
-amq_bloom_probe amq_blocked_probe(void)
+amq_probe amq_blocked_probe(void)
 {
 #ifdef AMQ_HAVE_AVX2_PROBE
-	if (amq_blocked_have_avx2())
+	if (amq_cpu_has_avx2())
 		return amq_blocked_contains_avx2;
 #endif
 	return amq_blocked_contains_portable;

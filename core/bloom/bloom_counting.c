@@ -27,7 +27,7 @@
  * delete only what you added. A delete of a value whose counters are not all
  * non-zero (certainly absent) changes nothing.
  */
-#include "format/variant.h"
+#include "bloom/bloom_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -78,8 +78,11 @@ static amq_status counting_verify(const amq_filter *f, const char *prefix, amq_e
 static amq_status counting_size(uint64_t capacity, double fpr, uint32_t *hashes, uint64_t *cells,
 				amq_error *err)
 {
-	return amq_bloom_size(capacity, fpr, AMQ_LAYOUT_CLASSIC, cells, hashes, err);
+	return amq_classic_size(capacity, fpr, cells, hashes, err);
 }
+
+/* amq_bloom_size of a counting filter: the classic bits, one counter each. */
+static const amq_bloom_shape counting_shape = {.size_bits = amq_classic_size};
 
 /* Increments the item's counters, leaving saturated ones at 15. */
 static amq_status counting_add(amq_filter *f, uint64_t hash, amq_error *err)
@@ -223,7 +226,7 @@ static int counting_info(const amq_filter *f, char *out, size_t cap)
 			(unsigned long long)f->cells, f->hashes, (unsigned long long)f->items,
 			f->size, (unsigned long long)nonzero, (unsigned long long)saturated,
 			counting_estimate_items(f), counting_expected_fpr(f),
-			(unsigned long long)f->seed, amq_variant_bloom_counting.format_version);
+			(unsigned long long)f->seed, amq_variant_of(f)->format_version);
 }
 
 const amq_variant amq_variant_bloom_counting = {
@@ -231,11 +234,13 @@ const amq_variant amq_variant_bloom_counting = {
     .layout = AMQ_LAYOUT_COUNTING,
     .kind_name = "bloom",
     .layout_name = "counting",
+    .layouts_hint = AMQ_BLOOM_LAYOUTS_HINT,
     .format_version = 2,
     .slots = 0,
     .cell_name = "counters",
     .order_free = true,
     .counts_duplicates = true,
+    .shape = &counting_shape,
     .cell_bits = four_bits_per_cell,
     .payload_size = counting_payload_size,
     .check_header = counting_check_header,

@@ -24,7 +24,7 @@
  * per link. Everything is 64-byte aligned; the header's cells field counts the
  * payload's 64-byte lines.
  */
-#include "format/variant.h"
+#include "bloom/bloom_internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -190,8 +190,11 @@ static amq_status scalable_check_payload(const amq_filter *f, const char *prefix
 static amq_status size_link(uint64_t capacity, double p, uint32_t i, uint64_t *bits,
 			    uint32_t *hashes, amq_error *err)
 {
-	return amq_bloom_size(capacity, link_rate(p, i), AMQ_LAYOUT_BLOCKED, bits, hashes, err);
+	return amq_blocked_size(capacity, link_rate(p, i), bits, hashes, err);
 }
+
+/* amq_bloom_size of a chain: the bits of its first link. */
+static const amq_bloom_shape first_link_shape = {.size_bits = amq_blocked_size};
 
 /* A one-link chain: the header's fields count 64-byte lines. */
 static amq_status scalable_size(uint64_t capacity, double fpr, uint32_t *hashes, uint64_t *cells,
@@ -245,6 +248,14 @@ amq_status amq_scalable_create(amq_filter *f, uint64_t capacity, double fpr, uin
 	return AMQ_OK;
 }
 
+/* The row's create: expansion 0 is the default one. */
+static amq_status scalable_create(amq_filter *f, uint64_t capacity, double fpr, uint32_t expansion,
+				  uint64_t seed, const amq_allocator *a, amq_error *err)
+{
+	return amq_scalable_create(
+	    f, capacity, fpr, expansion ? expansion : AMQ_SCALABLE_DEFAULT_EXPANSION, seed, a, err);
+}
+
 /* The newest link. */
 static link last_link(const amq_filter *f)
 {
@@ -296,7 +307,7 @@ static amq_probe scalable_probe_for(const amq_filter *f)
 {
 	(void)f;
 #ifdef AMQ_HAVE_AVX2_PROBE
-	if (amq_blocked_have_avx2())
+	if (amq_cpu_has_avx2())
 		return scalable_contains_avx2;
 #endif
 	return scalable_contains_portable;
@@ -383,12 +394,17 @@ static amq_status scalable_add_grow(amq_filter *f, uint64_t hash, const amq_allo
 	return AMQ_OK;
 }
 
-void amq_scalable_add_in_place(amq_filter *f, uint64_t hash)
+/* Adds hash to the newest link without growing the chain, past its capacity
+ * when it is full (a higher rate there, never a false negative): the row's
+ * add, for amq_bloom_add, which has no allocator and no status. */
+static amq_status scalable_add_in_place(amq_filter *f, uint64_t hash, amq_error *err)
 {
+	(void)err;
 	if (scalable_contains(f, hash))
-		return;
+		return AMQ_OK;
 	link newest = last_link(f);
 	add_to_link(f, &newest, hash);
+	return AMQ_OK;
 }
 
 /* The order an aggregate adds a hash in: a bijection of it unrelated to both
@@ -513,7 +529,7 @@ static double scalable_expected_fpr(const amq_filter *f)
 	uint64_t at = first_bits(links);
 	for (uint32_t i = 0; i < links; i++) {
 		link l = link_at(f, i, at);
-		none *= 1.0 - amq_bloom_expected_fpr(&l.bits);
+		none *= 1.0 - amq_blocked_expected_fpr(&l.bits);
 		at = next_link(&l, at);
 	}
 	return 1.0 - none;
@@ -527,7 +543,7 @@ static double scalable_estimate_items(const amq_filter *f)
 	uint64_t at = first_bits(links);
 	for (uint32_t i = 0; i < links; i++) {
 		link l = link_at(f, i, at);
-		sum += amq_bloom_estimate_items(&l.bits);
+		sum += amq_bits_estimate_items(&l.bits);
 		at = next_link(&l, at);
 	}
 	return sum;
@@ -568,11 +584,11 @@ static int scalable_info(const amq_filter *f, char *out, size_t cap)
 		       i ? "," : "", (unsigned long long)l.capacity,
 		       (unsigned long long)l.bits.cells, l.bits.hashes,
 		       (unsigned long long)l.bits.items, link_rate(p, i),
-		       amq_bloom_expected_fpr(&l.bits));
+		       amq_blocked_expected_fpr(&l.bits));
 		at = next_link(&l, at);
 	}
 	append(out, cap, &n, "],\"seed\":%llu,\"format_version\":%u}", (unsigned long long)f->seed,
-	       amq_variant_bloom_scalable.format_version);
+	       amq_variant_of(f)->format_version);
 	return (int)n;
 }
 
@@ -581,17 +597,20 @@ const amq_variant amq_variant_bloom_scalable = {
     .layout = AMQ_LAYOUT_SCALABLE,
     .kind_name = "bloom",
     .layout_name = "scalable",
+    .layouts_hint = AMQ_BLOOM_LAYOUTS_HINT,
     .format_version = 2,
     .slots = 0,
     .cell_name = "lines",
     .order_free = false,
+    .shape = &first_link_shape,
     .cell_bits = line_bits,
     .payload_size = scalable_payload_size,
     .check_header = scalable_check_header,
     .check_payload = scalable_check_payload,
     .size = scalable_size,
-    .create = amq_scalable_create,
+    .create = scalable_create,
     .add_collected = scalable_add_collected,
+    .add = scalable_add_in_place,
     .add_grow = scalable_add_grow,
     .contains = scalable_contains,
     .probe_for = scalable_probe_for,

@@ -8,7 +8,7 @@
  * for the fewest blocks, with the best k, whose rate meets the request.
  * docs/FORMAT.md shows the resulting bits per item.
  */
-#include "format/variant.h"
+#include "bloom/bloom_internal.h"
 
 #include <math.h>
 
@@ -64,8 +64,8 @@ static amq_status too_large(double bytes, amq_error *err)
 			"bloom filter would need %.0f bytes, more than the 1 GiB limit", bytes);
 }
 
-amq_status amq_bloom_size(uint64_t capacity, double fpr, amq_layout layout, uint64_t *bits,
-			  uint32_t *hashes, amq_error *err)
+amq_status amq_classic_size(uint64_t capacity, double fpr, uint64_t *bits, uint32_t *hashes,
+			    amq_error *err)
 {
 	amq_status st = amq_check_fpr(fpr, err);
 	if (st == AMQ_OK)
@@ -80,20 +80,18 @@ amq_status amq_bloom_size(uint64_t capacity, double fpr, amq_layout layout, uint
 	double k = round(m / n * M_LN2);
 	*bits = (uint64_t)m;
 	*hashes = k < 1 ? 1 : k > AMQ_BLOOM_MAX_HASHES ? AMQ_BLOOM_MAX_HASHES : (uint32_t)k;
-	switch (layout) {
-	case AMQ_LAYOUT_CLASSIC:
-	case AMQ_LAYOUT_COUNTING:  /* the classic m and k, a counter per bit */
-	case AMQ_LAYOUT_CUCKOO_B2: /* the cuckoo layouts are never a Bloom filter's */
-	case AMQ_LAYOUT_CUCKOO_B8:
-	case AMQ_LAYOUT_SEMISORTED:
-		return AMQ_OK;
-	case AMQ_LAYOUT_BLOCKED:
-	case AMQ_LAYOUT_SCALABLE: /* the size of its first link */
-		break;
-	}
+	return AMQ_OK;
+}
 
-	/* Blocked: at least the classic bits; double until the rate is met,
-	 * then bisect for the fewest blocks. */
+amq_status amq_blocked_size(uint64_t capacity, double fpr, uint64_t *bits, uint32_t *hashes,
+			    amq_error *err)
+{
+	amq_status st = amq_classic_size(capacity, fpr, bits, hashes, err);
+	if (st != AMQ_OK)
+		return st;
+
+	/* At least the classic bits; double until the rate is met, then
+	 * bisect for the fewest blocks. */
 	uint64_t lo = (*bits + AMQ_BLOCK_BITS - 1) / AMQ_BLOCK_BITS, hi = lo;
 	uint32_t k_hi = 1, k_mid = 1;
 	while (blocked_best(capacity, hi, &k_hi) > fpr) {
@@ -115,6 +113,18 @@ amq_status amq_bloom_size(uint64_t capacity, double fpr, amq_layout layout, uint
 	*bits = hi * AMQ_BLOCK_BITS;
 	*hashes = k_hi;
 	return AMQ_OK;
+}
+
+/* The sizing of the layout's row (its shape); a layout no Bloom row has is
+ * sized as classic, and amq_bloom_create_exact then refuses it. */
+amq_status amq_bloom_size(uint64_t capacity, double fpr, amq_layout layout, uint64_t *bits,
+			  uint32_t *hashes, amq_error *err)
+{
+	const amq_variant *v = amq_variant_find(AMQ_KIND_BLOOM, layout);
+	if (v == NULL)
+		return amq_classic_size(capacity, fpr, bits, hashes, err);
+	const amq_bloom_shape *shape = v->shape;
+	return shape->size_bits(capacity, fpr, bits, hashes, err);
 }
 
 amq_status amq_bloom_create(amq_filter *f, uint64_t capacity, double fpr, amq_layout layout,

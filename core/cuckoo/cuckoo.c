@@ -50,27 +50,7 @@ static inline cuckoo_table semisorted_table(const amq_filter *f)
 
 cuckoo_table amq_cuckoo_table(const amq_filter *f)
 {
-	cuckoo_table t = {.payload = f->payload, .buckets = f->cells, .bits = f->hashes};
-	switch (f->layout) {
-	case AMQ_LAYOUT_CUCKOO_B2:
-		t.slots = 2;
-		t.log2_slots = 1;
-		return t;
-	case AMQ_LAYOUT_CUCKOO_B8:
-		t.slots = 8;
-		t.log2_slots = 3;
-		return t;
-	case AMQ_LAYOUT_SEMISORTED:
-		return semisorted_table(f);
-	case AMQ_LAYOUT_CLASSIC: /* b4 */
-	case AMQ_LAYOUT_BLOCKED: /* the Bloom layouts are never a cuckoo filter's */
-	case AMQ_LAYOUT_COUNTING:
-	case AMQ_LAYOUT_SCALABLE:
-		break;
-	}
-	t.slots = 4;
-	t.log2_slots = 2;
-	return t;
+	return amq_cuckoo_table_of(f, amq_cuckoo_shape(f->layout));
 }
 
 /* The fingerprint of h: its low 32 bits scaled onto [1, 2^bits - 1]. */
@@ -207,15 +187,14 @@ typedef struct kick {
 	uint32_t in; /* the fingerprint the step put in */
 } kick;
 
-amq_status amq_cuckoo_add(amq_filter *f, uint64_t hash, amq_error *err)
+amq_status amq_cuckoo_table_add(amq_filter *f, const cuckoo_table *t, uint64_t hash, amq_error *err)
 {
-	cuckoo_table t = amq_cuckoo_table(f);
-	uint64_t nb = t.buckets;
-	uint32_t fp = fingerprint(hash, t.bits);
+	uint64_t nb = t->buckets;
+	uint32_t fp = fingerprint(hash, t->bits);
 	uint64_t i1 = amq_reduce(hash, nb);
 	uint64_t i2 = alternate(i1, fp, nb);
 
-	if (bucket_insert(&t, i1, fp) || bucket_insert(&t, i2, fp)) {
+	if (bucket_insert(t, i1, fp) || bucket_insert(t, i2, fp)) {
 		f->items++;
 		return AMQ_OK;
 	}
@@ -228,21 +207,27 @@ amq_status amq_cuckoo_add(amq_filter *f, uint64_t hash, amq_error *err)
 	uint32_t carried = fp;
 	uint64_t bucket = walk_next(&rng) >> 63 ? i2 : i1;
 	for (int k = 0; k < MAX_KICKS; k++) {
-		uint32_t slot = (uint32_t)(walk_next(&rng) >> (64 - t.log2_slots));
+		uint32_t slot = (uint32_t)(walk_next(&rng) >> (64 - t->log2_slots));
 		log[k] = (kick){bucket, slot, carried};
-		carried = bucket_swap(&t, bucket, slot, carried);
+		carried = bucket_swap(t, bucket, slot, carried);
 		bucket = alternate(bucket, carried, nb);
-		if (bucket_insert(&t, bucket, carried)) {
+		if (bucket_insert(t, bucket, carried)) {
 			f->items++;
 			return AMQ_OK;
 		}
 	}
 	for (int k = MAX_KICKS - 1; k >= 0; k--)
-		carried = bucket_unswap(&t, log[k].bucket, log[k].slot, log[k].in, carried);
+		carried = bucket_unswap(t, log[k].bucket, log[k].slot, log[k].in, carried);
 
 	return amq_fail(err, AMQ_FILTER_FULL, "rebuild with cuckoo_agg or a larger capacity",
 			"cuckoo filter is full (%llu items, load %.1f%%)",
 			(unsigned long long)f->items, 100.0 * amq_cuckoo_load(f));
+}
+
+amq_status amq_cuckoo_add(amq_filter *f, uint64_t hash, amq_error *err)
+{
+	cuckoo_table t = amq_cuckoo_table(f);
+	return amq_cuckoo_table_add(f, &t, hash, err);
 }
 
 /* True when plain bucket i holds fp; slots is a constant at each call, so
@@ -284,7 +269,7 @@ bool amq_cuckoo_b8_contains(const amq_filter *f, uint64_t hash)
 }
 
 /* The semi-sorted probe; its row already says the layout, so it skips
- * amq_cuckoo_table's switch on every probe. */
+ * amq_cuckoo_table's lookup of the shape on every probe. */
 bool amq_cuckoo_semisorted_contains(const amq_filter *f, uint64_t hash)
 {
 	cuckoo_table t = semisorted_table(f);
@@ -299,27 +284,37 @@ bool amq_cuckoo_contains(const amq_filter *f, uint64_t hash)
 	return amq_variant_of(f)->contains(f, hash);
 }
 
-bool amq_cuckoo_delete(amq_filter *f, uint64_t hash)
+bool amq_cuckoo_table_delete(amq_filter *f, const cuckoo_table *t, uint64_t hash)
 {
-	cuckoo_table t = amq_cuckoo_table(f);
-	uint32_t fp = fingerprint(hash, t.bits);
-	uint64_t i1 = amq_reduce(hash, t.buckets);
-	if (!bucket_remove(&t, i1, fp) && !bucket_remove(&t, alternate(i1, fp, t.buckets), fp))
+	uint32_t fp = fingerprint(hash, t->bits);
+	uint64_t i1 = amq_reduce(hash, t->buckets);
+	if (!bucket_remove(t, i1, fp) && !bucket_remove(t, alternate(i1, fp, t->buckets), fp))
 		return false;
 	f->items--;
 	return true;
 }
 
+bool amq_cuckoo_delete(amq_filter *f, uint64_t hash)
+{
+	cuckoo_table t = amq_cuckoo_table(f);
+	return amq_cuckoo_table_delete(f, &t, hash);
+}
+
+uint32_t amq_cuckoo_table_count(const cuckoo_table *t, uint64_t hash)
+{
+	uint32_t fp = fingerprint(hash, t->bits);
+	uint64_t i1 = amq_reduce(hash, t->buckets);
+	uint64_t i2 = alternate(i1, fp, t->buckets);
+	uint32_t n = bucket_count(t, i1, fp);
+	if (i2 != i1)
+		n += bucket_count(t, i2, fp);
+	return n;
+}
+
 uint32_t amq_cuckoo_count(const amq_filter *f, uint64_t hash)
 {
 	cuckoo_table t = amq_cuckoo_table(f);
-	uint32_t fp = fingerprint(hash, t.bits);
-	uint64_t i1 = amq_reduce(hash, t.buckets);
-	uint64_t i2 = alternate(i1, fp, t.buckets);
-	uint32_t n = bucket_count(&t, i1, fp);
-	if (i2 != i1)
-		n += bucket_count(&t, i2, fp);
-	return n;
+	return amq_cuckoo_table_count(&t, hash);
 }
 
 uint32_t amq_cuckoo_bucket_size(const amq_filter *f)

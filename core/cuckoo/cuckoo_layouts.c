@@ -1,5 +1,5 @@
 /*
- * cuckoo_layouts.c - the four cuckoo layouts as rows of the variant table:
+ * cuckoo_layouts.c - the four cuckoo layouts as rows of the variant registry:
  * buckets of 2, 4 or 8 fingerprints ('b2', 'b4', 'b8') and semi-sorted b = 4
  * buckets ('semisorted'); how each is sized for a capacity and an fpr, and
  * which one a filter gets when SQL names none (docs/CUCKOO.md).
@@ -9,41 +9,29 @@
 #include <math.h>
 #include <stdio.h>
 
-/* Fingerprints per bucket at the layout's target load (the paper's 84%, 95%
- * and 98% for b = 2, 4 and 8), as an exact fraction num / den so bucket
- * counts never depend on rounding. */
-typedef struct bucket_fill {
-	uint64_t num, den;
-} bucket_fill;
+/* The buckets of each layout: its row's shape. */
+static const cuckoo_shape b2_shape = {.slots = 2, .log2_slots = 1, .fill_num = 42, .fill_den = 25};
+static const cuckoo_shape b4_shape = {.slots = 4, .log2_slots = 2, .fill_num = 19, .fill_den = 5};
+static const cuckoo_shape b8_shape = {.slots = 8, .log2_slots = 3, .fill_num = 196, .fill_den = 25};
+static const cuckoo_shape semisorted_shape = {
+    .slots = 4, .log2_slots = 2, .semisorted = true, .fill_num = 19, .fill_den = 5};
 
-static bucket_fill target_fill(amq_layout layout)
+const cuckoo_shape *amq_cuckoo_shape(amq_layout layout)
 {
-	switch (layout) {
-	case AMQ_LAYOUT_CUCKOO_B2:
-		return (bucket_fill){42, 25}; /* 2 x 0.84 */
-	case AMQ_LAYOUT_CUCKOO_B8:
-		return (bucket_fill){196, 25}; /* 8 x 0.98 */
-	case AMQ_LAYOUT_CLASSIC:
-	case AMQ_LAYOUT_SEMISORTED:
-	case AMQ_LAYOUT_BLOCKED: /* the Bloom layouts are never a cuckoo filter's */
-	case AMQ_LAYOUT_COUNTING:
-	case AMQ_LAYOUT_SCALABLE:
-		break;
-	}
-	return (bucket_fill){19, 5}; /* 4 x 0.95 */
+	const amq_variant *v = amq_variant_find(AMQ_KIND_CUCKOO, layout);
+	return v != NULL ? v->shape : &b4_shape;
 }
 
 /* Slots per bucket of a cuckoo layout. */
 static uint32_t layout_slots(amq_layout layout)
 {
-	amq_filter shape = {.layout = layout};
-	return amq_cuckoo_table(&shape).slots;
+	return amq_cuckoo_shape(layout)->slots;
 }
 
 double amq_cuckoo_target_load(amq_layout layout)
 {
-	bucket_fill fill = target_fill(layout);
-	return (double)fill.num / (double)fill.den / layout_slots(layout);
+	const cuckoo_shape *shape = amq_cuckoo_shape(layout);
+	return (double)shape->fill_num / (double)shape->fill_den / shape->slots;
 }
 
 uint32_t amq_cuckoo_fingerprint_bits(amq_layout layout, double fpr)
@@ -130,9 +118,10 @@ amq_status amq_cuckoo_size(amq_layout layout, uint64_t capacity, double fpr, uin
 	if (status != AMQ_OK)
 		return status;
 	/* ceil(capacity * den / num) without overflow: capacity = num q + r. */
-	bucket_fill fill = target_fill(layout);
-	uint64_t q = capacity / fill.num, r = capacity % fill.num;
-	uint64_t b = q * fill.den + (r * fill.den + fill.num - 1) / fill.num;
+	const cuckoo_shape *fill = amq_cuckoo_shape(layout);
+	uint64_t q = capacity / fill->fill_num, r = capacity % fill->fill_num;
+	uint64_t b =
+	    q * fill->fill_den + (r * fill->fill_den + fill->fill_num - 1) / fill->fill_num;
 	/* Small tables fill unevenly: at 95% a b = 4 filter for 10 items refused
 	 * one of its 10 adds in 2% of trials, one for 100 in 0.7%. ceil(sqrt(b))
 	 * spare buckets made that rare (docs/CUCKOO.md) at a cost of 0.2% at a
@@ -146,27 +135,22 @@ amq_status amq_cuckoo_size(amq_layout layout, uint64_t capacity, double fpr, uin
 	return amq_check_size(AMQ_KIND_CUCKOO, layout, *fingerprint_bits, *buckets, &payload, err);
 }
 
+/* The bits per item of layout at fpr, f / load, when its fingerprint fits:
+ * the default layout is the cheapest (amq_default_layout, over the rows that
+ * have this as default_cost: b4, b2 and b8, b4 first on a tie). */
+static double default_cost(amq_layout layout, double fpr)
+{
+	if (!(fpr > 0.0 && fpr < 1.0))
+		return INFINITY;
+	uint32_t bits = amq_cuckoo_fingerprint_bits(layout, fpr);
+	if (bits < AMQ_CUCKOO_MIN_FINGERPRINT || bits > AMQ_CUCKOO_MAX_FINGERPRINT)
+		return INFINITY;
+	return bits / amq_cuckoo_target_load(layout);
+}
+
 amq_layout amq_cuckoo_default_layout(double fpr)
 {
-	/* The bucket size whose filter takes the fewest bits per item, f / load,
-	 * among those whose fingerprint fits; b = 4 on a tie, and when none
-	 * fits (its size then reports the error). */
-	static const amq_layout candidates[] = {AMQ_LAYOUT_CLASSIC, AMQ_LAYOUT_CUCKOO_B2,
-						AMQ_LAYOUT_CUCKOO_B8};
-	amq_layout best = AMQ_LAYOUT_CLASSIC;
-	double best_cost = INFINITY;
-	if (!(fpr > 0.0 && fpr < 1.0))
-		return best;
-	for (size_t c = 0; c < sizeof(candidates) / sizeof(candidates[0]); c++) {
-		uint32_t bits = amq_cuckoo_fingerprint_bits(candidates[c], fpr);
-		double cost = bits / amq_cuckoo_target_load(candidates[c]);
-		if (bits >= AMQ_CUCKOO_MIN_FINGERPRINT && bits <= AMQ_CUCKOO_MAX_FINGERPRINT &&
-		    cost < best_cost) {
-			best = candidates[c];
-			best_cost = cost;
-		}
-	}
-	return best;
+	return amq_default_layout(AMQ_KIND_CUCKOO, fpr);
 }
 
 amq_status amq_cuckoo_create(amq_filter *f, amq_layout layout, uint64_t capacity, double fpr,
@@ -202,19 +186,17 @@ amq_status amq_cuckoo_create_exact(amq_filter *f, amq_layout layout, uint64_t bu
 
 /* ---- what the rows share ---- */
 
-/* Payload bits of a bucket of f-bit fingerprints in layout. */
-static uint64_t bucket_bits(amq_layout layout, uint32_t hashes)
+/* Payload bits of a bucket of f-bit fingerprints in a table of this shape. */
+static uint64_t bucket_bits(uint32_t slots, bool semisorted, uint32_t hashes)
 {
-	amq_filter shape = {.layout = layout, .hashes = hashes};
-	cuckoo_table t = amq_cuckoo_table(&shape);
-	return t.semisorted ? amq_semisorted_bucket_bits(hashes) : (uint64_t)t.slots * hashes;
+	return semisorted ? amq_semisorted_bucket_bits(hashes) : (uint64_t)slots * hashes;
 }
 
 /* Payload bytes: the buckets, rounded up to whole words, and one spare word
  * so every field can be read with one 64-bit load. */
-static uint64_t payload_size(amq_layout layout, uint32_t hashes, uint64_t cells)
+static uint64_t payload_size(const cuckoo_shape *shape, uint32_t hashes, uint64_t cells)
 {
-	return 8 * ((cells * bucket_bits(layout, hashes) + 63) / 64 + 1);
+	return 8 * ((cells * bucket_bits(shape->slots, shape->semisorted, hashes) + 63) / 64 + 1);
 }
 
 static amq_status check_header(const amq_filter *f, const char *prefix, amq_error *err)
@@ -260,7 +242,7 @@ static amq_status verify(const amq_filter *f, const char *prefix, amq_error *err
 {
 	cuckoo_table t = amq_cuckoo_table(f);
 	uint64_t occupied = 0;
-	if (!amq_tail_is_zero(f, t.buckets * bucket_bits(f->layout, t.bits)))
+	if (!amq_tail_is_zero(f, t.buckets * bucket_bits(t.slots, t.semisorted, t.bits)))
 		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
 				"%sbits set past the last cuckoo slot", prefix);
 	if (t.semisorted) {
@@ -276,11 +258,6 @@ static amq_status verify(const amq_filter *f, const char *prefix, amq_error *err
 				"%sheader counts %llu items, slots hold %llu", prefix,
 				(unsigned long long)f->items, (unsigned long long)occupied);
 	return AMQ_OK;
-}
-
-static uint64_t frequency(const amq_filter *f, uint64_t hash)
-{
-	return amq_cuckoo_count(f, hash);
 }
 
 static double estimate_items(const amq_filter *f)
@@ -302,24 +279,40 @@ static int info(const amq_filter *f, char *out, size_t cap)
 	    (unsigned long long)(f->cells * t.slots), (unsigned long long)f->items,
 	    amq_cuckoo_load(f), f->size, amq_cuckoo_expected_fpr(f), (unsigned long long)f->seed,
 	    v->format_version, v->layout_name, t.slots, t.semisorted ? "true" : "false",
-	    (double)bucket_bits(f->layout, f->hashes) / t.slots);
+	    (double)bucket_bits(t.slots, t.semisorted, f->hashes) / t.slots);
 }
 
-/* ---- one row per layout; the functions above read the layout from f ---- */
+/* ---- one row per layout; the functions above read the shape from f's row,
+ * those below know it ---- */
 
 #define CUCKOO_LAYOUT_FUNCTIONS(name, LAYOUT)                                                      \
 	static double name##_cell_bits(uint32_t hashes)                                            \
 	{                                                                                          \
-		return (double)bucket_bits(LAYOUT, hashes);                                        \
+		return (double)bucket_bits(name##_shape.slots, name##_shape.semisorted, hashes);   \
 	}                                                                                          \
 	static uint64_t name##_payload_size(uint32_t hashes, uint64_t cells)                       \
 	{                                                                                          \
-		return payload_size(LAYOUT, hashes, cells);                                        \
+		return payload_size(&name##_shape, hashes, cells);                                 \
 	}                                                                                          \
 	static amq_status name##_size(uint64_t capacity, double fpr, uint32_t *hashes,             \
 				      uint64_t *cells, amq_error *err)                             \
 	{                                                                                          \
 		return amq_cuckoo_size(LAYOUT, capacity, fpr, cells, hashes, err);                 \
+	}                                                                                          \
+	static amq_status name##_add(amq_filter *f, uint64_t hash, amq_error *err)                 \
+	{                                                                                          \
+		cuckoo_table t = amq_cuckoo_table_of(f, &name##_shape);                            \
+		return amq_cuckoo_table_add(f, &t, hash, err);                                     \
+	}                                                                                          \
+	static bool name##_remove(amq_filter *f, uint64_t hash)                                    \
+	{                                                                                          \
+		cuckoo_table t = amq_cuckoo_table_of(f, &name##_shape);                            \
+		return amq_cuckoo_table_delete(f, &t, hash);                                       \
+	}                                                                                          \
+	static uint64_t name##_frequency(const amq_filter *f, uint64_t hash)                       \
+	{                                                                                          \
+		cuckoo_table t = amq_cuckoo_table_of(f, &name##_shape);                            \
+		return amq_cuckoo_table_count(&t, hash);                                           \
 	}                                                                                          \
 	static amq_probe name##_probe_for(const amq_filter *f)                                     \
 	{                                                                                          \
@@ -332,24 +325,44 @@ CUCKOO_LAYOUT_FUNCTIONS(b4, AMQ_LAYOUT_CLASSIC)
 CUCKOO_LAYOUT_FUNCTIONS(b8, AMQ_LAYOUT_CUCKOO_B8)
 CUCKOO_LAYOUT_FUNCTIONS(semisorted, AMQ_LAYOUT_SEMISORTED)
 
-/* A row: b4 is written with format version 1, byte for byte as amq 0.1.0
- * wrote it; the layouts 0.3.0 adds with version 3, so 0.1.0 and 0.2.0
- * readers refuse them as "written by a newer amq". */
-#define CUCKOO_ROW(name, LAYOUT, VERSION, SLOTS)                                                   \
+/* The bucket sizes may be the default layout; semi-sorted is asked for by name. */
+#define CUCKOO_DEFAULT_COST(name, LAYOUT)                                                          \
+	static double name##_default_cost(double fpr)                                              \
 	{                                                                                          \
-		.kind = AMQ_KIND_CUCKOO, .layout = LAYOUT, .kind_name = "cuckoo",                  \
-		.layout_name = #name, .format_version = VERSION, .slots = SLOTS,                   \
-		.cell_name = "buckets", .order_free = false, .cell_bits = name##_cell_bits,        \
-		.payload_size = name##_payload_size, .check_header = check_header,                 \
-		.verify = verify, .size = name##_size, .add = amq_cuckoo_add,                      \
-		.contains = amq_cuckoo_##name##_contains, .probe_for = name##_probe_for,           \
-		.remove = amq_cuckoo_delete, .frequency = frequency,                               \
-		.expected_fpr = amq_cuckoo_expected_fpr, .estimate_items = estimate_items,         \
-		.info = info,                                                                      \
+		return default_cost(LAYOUT, fpr);                                                  \
 	}
 
-const amq_variant amq_variant_cuckoo_b2 = CUCKOO_ROW(b2, AMQ_LAYOUT_CUCKOO_B2, 3, 2);
-const amq_variant amq_variant_cuckoo_b4 = CUCKOO_ROW(b4, AMQ_LAYOUT_CLASSIC, 1, 4);
-const amq_variant amq_variant_cuckoo_b8 = CUCKOO_ROW(b8, AMQ_LAYOUT_CUCKOO_B8, 3, 8);
+CUCKOO_DEFAULT_COST(b2, AMQ_LAYOUT_CUCKOO_B2)
+CUCKOO_DEFAULT_COST(b4, AMQ_LAYOUT_CLASSIC)
+CUCKOO_DEFAULT_COST(b8, AMQ_LAYOUT_CUCKOO_B8)
+
+/* The hint of an unknown cuckoo layout name: every cuckoo row's. */
+#define CUCKOO_LAYOUTS_HINT                                                                        \
+	"use 'b2', 'b4' or 'b8' (fingerprints per bucket), or 'semisorted' (b4 with one bit less " \
+	"per item)"
+
+/* A row: b4 is written with format version 1, byte for byte as amq 0.1.0
+ * wrote it; the layouts 0.3.0 adds with version 3, so 0.1.0 and 0.2.0
+ * readers refuse them as "written by a newer amq". DEFAULT_COST: the row's
+ * default_cost, NULL for a layout only asked for by name. */
+#define CUCKOO_ROW(name, LAYOUT, VERSION, SLOTS, DEFAULT_COST)                                     \
+	{                                                                                          \
+		.kind = AMQ_KIND_CUCKOO, .layout = LAYOUT, .kind_name = "cuckoo",                  \
+		.layout_name = #name, .layouts_hint = CUCKOO_LAYOUTS_HINT,                         \
+		.format_version = VERSION, .slots = SLOTS, .cell_name = "buckets",                 \
+		.order_free = false, .default_cost = DEFAULT_COST, .shape = &name##_shape,         \
+		.cell_bits = name##_cell_bits, .payload_size = name##_payload_size,                \
+		.check_header = check_header, .verify = verify, .size = name##_size,               \
+		.add = name##_add, .contains = amq_cuckoo_##name##_contains,                       \
+		.probe_for = name##_probe_for, .remove = name##_remove,                            \
+		.frequency = name##_frequency, .expected_fpr = amq_cuckoo_expected_fpr,            \
+		.estimate_items = estimate_items, .info = info,                                    \
+	}
+
+const amq_variant amq_variant_cuckoo_b2 =
+    CUCKOO_ROW(b2, AMQ_LAYOUT_CUCKOO_B2, 3, 2, b2_default_cost);
+const amq_variant amq_variant_cuckoo_b4 = CUCKOO_ROW(b4, AMQ_LAYOUT_CLASSIC, 1, 4, b4_default_cost);
+const amq_variant amq_variant_cuckoo_b8 =
+    CUCKOO_ROW(b8, AMQ_LAYOUT_CUCKOO_B8, 3, 8, b8_default_cost);
 const amq_variant amq_variant_cuckoo_semisorted =
-    CUCKOO_ROW(semisorted, AMQ_LAYOUT_SEMISORTED, 3, 4);
+    CUCKOO_ROW(semisorted, AMQ_LAYOUT_SEMISORTED, 3, 4, NULL);

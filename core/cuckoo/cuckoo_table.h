@@ -18,10 +18,43 @@ typedef struct cuckoo_table {
 	bool semisorted; /* b = 4, stored as 12 prefix bits and 4 (f - 4)-bit rests */
 } cuckoo_table;
 
-/* The table of a cuckoo filter, from its layout. */
+/* What a cuckoo row's shape (amq_variant.shape) holds: its buckets. */
+typedef struct cuckoo_shape {
+	uint32_t slots; /* fingerprints per bucket b */
+	uint32_t log2_slots;
+	bool semisorted;
+	/* Fingerprints per bucket at the layout's target load (the paper's 84%,
+	 * 95% and 98% for b = 2, 4 and 8), as an exact fraction num / den so
+	 * bucket counts never depend on rounding. */
+	uint64_t fill_num, fill_den;
+} cuckoo_shape;
+
+/* The shape of a cuckoo layout: its row's (cuckoo_layouts.c), or b4's for a
+ * layout no cuckoo row has. */
+const cuckoo_shape *amq_cuckoo_shape(amq_layout layout);
+
+/* f's payload as buckets of shape s. */
+static inline cuckoo_table amq_cuckoo_table_of(const amq_filter *f, const cuckoo_shape *s)
+{
+	return (cuckoo_table){.payload = f->payload,
+			      .buckets = f->cells,
+			      .bits = f->hashes,
+			      .slots = s->slots,
+			      .log2_slots = s->log2_slots,
+			      .semisorted = s->semisorted};
+}
+
+/* The table of a cuckoo filter, from its layout's row. */
 cuckoo_table amq_cuckoo_table(const amq_filter *f);
 
-/* The probe of each layout (cuckoo.c), for its row of the variant table. */
+/* amq_cuckoo_add, amq_cuckoo_delete and amq_cuckoo_count on f seen as t
+ * (cuckoo.c), for the rows, which know their shape without a lookup. */
+amq_status amq_cuckoo_table_add(amq_filter *f, const cuckoo_table *t, uint64_t hash,
+				amq_error *err);
+bool amq_cuckoo_table_delete(amq_filter *f, const cuckoo_table *t, uint64_t hash);
+uint32_t amq_cuckoo_table_count(const cuckoo_table *t, uint64_t hash);
+
+/* The probe of each layout (cuckoo.c), for its row of the variant registry. */
 bool amq_cuckoo_b2_contains(const amq_filter *f, uint64_t hash);
 bool amq_cuckoo_b4_contains(const amq_filter *f, uint64_t hash);
 bool amq_cuckoo_b8_contains(const amq_filter *f, uint64_t hash);

@@ -1,9 +1,11 @@
 /*
  * params.c - checks of the user-supplied sizing arguments. Both adapters call
  * these so that a bad fpr or capacity reads the same in SQLite and PostgreSQL.
+ * Layout names and defaults come from the variant registry, one row at a time.
  */
-#include "amq.h"
+#include "format/variant.h"
 
+#include <math.h>
 #include <string.h>
 
 amq_status amq_check_fpr(double fpr, amq_error *err)
@@ -27,13 +29,21 @@ amq_status amq_check_capacity(int64_t capacity, amq_error *err)
 
 amq_layout amq_default_layout(amq_kind kind, double fpr)
 {
-	switch (kind) {
-	case AMQ_KIND_BLOOM:
-		return AMQ_LAYOUT_BLOCKED;
-	case AMQ_KIND_CUCKOO:
-		return amq_cuckoo_default_layout(fpr);
+	/* The kind's cheapest candidate at fpr; the first candidate on a tie
+	 * and when none can reach fpr (its sizing then reports the error). */
+	const amq_variant *best = NULL;
+	double best_cost = INFINITY;
+	for (size_t i = 0; i < amq_variant_count(); i++) {
+		const amq_variant *v = amq_variant_at(i);
+		if (v->kind != kind || v->default_cost == NULL)
+			continue;
+		double cost = v->default_cost(fpr);
+		if (best == NULL || cost < best_cost) {
+			best = v;
+			best_cost = cost;
+		}
 	}
-	return AMQ_LAYOUT_CLASSIC; /* not reached: kind is one of the above */
+	return best != NULL ? best->layout : AMQ_LAYOUT_CLASSIC; /* kind unknown */
 }
 
 /* True when name[0..len) is the NUL-terminated word. */
@@ -45,50 +55,17 @@ static bool is_word(const char *name, size_t len, const char *word)
 amq_status amq_parse_layout(amq_kind kind, const char *name, size_t len, amq_layout *out,
 			    amq_error *err)
 {
-	int shown = (int)(len > 64 ? 64 : len);
-	switch (kind) {
-	case AMQ_KIND_BLOOM:
-		if (is_word(name, len, "blocked")) {
-			*out = AMQ_LAYOUT_BLOCKED;
+	for (size_t i = 0; i < amq_variant_count(); i++) {
+		const amq_variant *v = amq_variant_at(i);
+		if (v->kind == kind && is_word(name, len, v->layout_name)) {
+			*out = v->layout;
 			return AMQ_OK;
 		}
-		if (is_word(name, len, "classic")) {
-			*out = AMQ_LAYOUT_CLASSIC;
-			return AMQ_OK;
-		}
-		if (is_word(name, len, "counting")) {
-			*out = AMQ_LAYOUT_COUNTING;
-			return AMQ_OK;
-		}
-		if (is_word(name, len, "scalable")) {
-			*out = AMQ_LAYOUT_SCALABLE;
-			return AMQ_OK;
-		}
-		return amq_fail(err, AMQ_INVALID_ARGUMENT,
-				"use 'blocked' (the default), 'classic', 'counting' or 'scalable'",
-				"unknown bloom layout '%.*s'", shown, name);
-	case AMQ_KIND_CUCKOO:
-		if (is_word(name, len, "b2")) {
-			*out = AMQ_LAYOUT_CUCKOO_B2;
-			return AMQ_OK;
-		}
-		if (is_word(name, len, "b4")) {
-			*out = AMQ_LAYOUT_CLASSIC;
-			return AMQ_OK;
-		}
-		if (is_word(name, len, "b8")) {
-			*out = AMQ_LAYOUT_CUCKOO_B8;
-			return AMQ_OK;
-		}
-		if (is_word(name, len, "semisorted")) {
-			*out = AMQ_LAYOUT_SEMISORTED;
-			return AMQ_OK;
-		}
-		return amq_fail(
-		    err, AMQ_INVALID_ARGUMENT,
-		    "use 'b2', 'b4' or 'b8' (fingerprints per bucket), or 'semisorted' (b4 "
-		    "with one bit less per item)",
-		    "unknown cuckoo layout '%.*s'", shown, name);
 	}
-	return amq_fail(err, AMQ_INVALID_ARGUMENT, "", "unknown filter kind %d", (int)kind);
+	const amq_variant *first = amq_variant_first_of(kind);
+	if (first == NULL)
+		return amq_fail(err, AMQ_INVALID_ARGUMENT, "", "unknown filter kind %d", (int)kind);
+	int shown = (int)(len > 64 ? 64 : len);
+	return amq_fail(err, AMQ_INVALID_ARGUMENT, first->layouts_hint, "unknown %s layout '%.*s'",
+			first->kind_name, shown, name);
 }

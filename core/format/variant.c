@@ -1,46 +1,54 @@
 /*
- * variant.c - finding a variant's row, and the generic filter operations of
- * amq.h that dispatch through it. The rows themselves live with their code
- * (bloom.c, cuckoo_layouts.c, ...); this switch is the one place that lists them.
+ * variant.c - the variant registry, the only list of variants: one array of
+ * row pointers, each row defined with its code (bloom.c, cuckoo_layouts.c,
+ * ...). Finding a row, kind names and the generic filter operations of
+ * amq.h are loops over it or calls through a row; a new variant is one core
+ * file plus one row pointer in the array below.
  */
 #include "format/variant.h"
 
+/* The rows, each defined with its layout's code. */
+extern const amq_variant amq_variant_bloom_classic;	/* bloom/bloom.c */
+extern const amq_variant amq_variant_bloom_blocked;	/* bloom/bloom.c */
+extern const amq_variant amq_variant_bloom_counting;	/* bloom/bloom_counting.c */
+extern const amq_variant amq_variant_bloom_scalable;	/* bloom/bloom_scalable.c */
+extern const amq_variant amq_variant_cuckoo_b4;		/* cuckoo/cuckoo_layouts.c */
+extern const amq_variant amq_variant_cuckoo_b2;		/* cuckoo/cuckoo_layouts.c */
+extern const amq_variant amq_variant_cuckoo_b8;		/* cuckoo/cuckoo_layouts.c */
+extern const amq_variant amq_variant_cuckoo_semisorted; /* cuckoo/cuckoo_layouts.c */
+
+/* The registry. Order matters in two places: amq_kind_name and the hint of
+ * an unknown layout come from a kind's first row, and a tie between default
+ * layouts goes to the earlier row. */
+static const amq_variant *const rows[] = {
+    &amq_variant_bloom_classic,	 &amq_variant_bloom_blocked,	 &amq_variant_bloom_counting,
+    &amq_variant_bloom_scalable, &amq_variant_cuckoo_b4,	 &amq_variant_cuckoo_b2,
+    &amq_variant_cuckoo_b8,	 &amq_variant_cuckoo_semisorted,
+};
+
+size_t amq_variant_count(void)
+{
+	return sizeof(rows) / sizeof(rows[0]);
+}
+
+const amq_variant *amq_variant_at(size_t i)
+{
+	return i < amq_variant_count() ? rows[i] : NULL;
+}
+
 const amq_variant *amq_variant_find(amq_kind kind, amq_layout layout)
 {
-	switch (kind) {
-	case AMQ_KIND_BLOOM:
-		switch (layout) {
-		case AMQ_LAYOUT_CLASSIC:
-			return &amq_variant_bloom_classic;
-		case AMQ_LAYOUT_BLOCKED:
-			return &amq_variant_bloom_blocked;
-		case AMQ_LAYOUT_COUNTING:
-			return &amq_variant_bloom_counting;
-		case AMQ_LAYOUT_SCALABLE:
-			return &amq_variant_bloom_scalable;
-		case AMQ_LAYOUT_CUCKOO_B2:
-		case AMQ_LAYOUT_CUCKOO_B8:
-		case AMQ_LAYOUT_SEMISORTED:
-			return NULL;
-		}
-		return NULL;
-	case AMQ_KIND_CUCKOO:
-		switch (layout) {
-		case AMQ_LAYOUT_CLASSIC:
-			return &amq_variant_cuckoo_b4;
-		case AMQ_LAYOUT_CUCKOO_B2:
-			return &amq_variant_cuckoo_b2;
-		case AMQ_LAYOUT_CUCKOO_B8:
-			return &amq_variant_cuckoo_b8;
-		case AMQ_LAYOUT_SEMISORTED:
-			return &amq_variant_cuckoo_semisorted;
-		case AMQ_LAYOUT_BLOCKED:
-		case AMQ_LAYOUT_COUNTING:
-		case AMQ_LAYOUT_SCALABLE:
-			return NULL;
-		}
-		return NULL;
-	}
+	for (size_t i = 0; i < amq_variant_count(); i++)
+		if (rows[i]->kind == kind && rows[i]->layout == layout)
+			return rows[i];
+	return NULL;
+}
+
+const amq_variant *amq_variant_first_of(amq_kind kind)
+{
+	for (size_t i = 0; i < amq_variant_count(); i++)
+		if (rows[i]->kind == kind)
+			return rows[i];
 	return NULL;
 }
 
@@ -51,18 +59,22 @@ const amq_variant *amq_variant_of(const amq_filter *f)
 
 const char *amq_kind_name(amq_kind kind)
 {
-	switch (kind) {
-	case AMQ_KIND_BLOOM:
-		return "bloom";
-	case AMQ_KIND_CUCKOO:
-		return "cuckoo";
-	}
-	return "unknown";
+	const amq_variant *v = amq_variant_first_of(kind);
+	return v != NULL ? v->kind_name : "unknown";
 }
 
 const char *amq_filter_layout_name(const amq_filter *f)
 {
 	return amq_variant_of(f)->layout_name;
+}
+
+/* The error of an operation f's variant does not have. */
+static amq_status unsupported(const amq_filter *f, const char *what, const char *hint,
+			      amq_error *err)
+{
+	const amq_variant *v = amq_variant_of(f);
+	return amq_fail(err, AMQ_WRONG_KIND, hint, "a %s %s filter cannot %s", v->layout_name,
+			v->kind_name, what);
 }
 
 amq_status amq_filter_create_expanding(amq_filter *f, amq_kind kind, amq_layout layout,
@@ -76,9 +88,7 @@ amq_status amq_filter_create_expanding(amq_filter *f, amq_kind kind, amq_layout 
 		return st;
 	const amq_variant *v = amq_variant_find(kind, layout);
 	if (v->create != NULL)
-		return v->create(f, capacity, fpr,
-				 expansion ? expansion : AMQ_SCALABLE_DEFAULT_EXPANSION, seed, a,
-				 err);
+		return v->create(f, capacity, fpr, expansion, seed, a, err);
 	if (expansion != 0)
 		return amq_fail(err, AMQ_INVALID_ARGUMENT,
 				"pass an expansion only with layout 'scalable'",
@@ -117,6 +127,10 @@ amq_status amq_filter_add_to(amq_filter *f, uint64_t hash, const amq_allocator *
 	const amq_variant *v = amq_variant_of(f);
 	if (v->add_grow != NULL)
 		return v->add_grow(f, hash, a, err);
+	if (v->add == NULL)
+		return unsupported(f, "add values one at a time",
+				   "build a new filter from all the values with its aggregate",
+				   err);
 	return v->add(f, hash, err);
 }
 
@@ -146,16 +160,8 @@ bool amq_filter_contains(const amq_filter *f, uint64_t hash)
 
 amq_probe amq_filter_probe_for(const amq_filter *f)
 {
-	return amq_variant_of(f)->probe_for(f);
-}
-
-/* The error of an operation f's variant does not have. */
-static amq_status unsupported(const amq_filter *f, const char *what, const char *hint,
-			      amq_error *err)
-{
 	const amq_variant *v = amq_variant_of(f);
-	return amq_fail(err, AMQ_WRONG_KIND, hint, "a %s %s filter cannot %s", v->layout_name,
-			v->kind_name, what);
+	return v->probe_for != NULL ? v->probe_for(f) : v->contains;
 }
 
 static const char *const COUNTING_HINT = "build the filter with layout 'counting' for that";

@@ -1,10 +1,47 @@
 /*
- * variant.h - the table of filter variants: one row per kind and layout,
- * holding everything the rest of the core needs to know about it. format.c
- * reads headers through it, the generic calls of amq.h (amq_filter_add,
- * amq_filter_contains, ...) dispatch through it, and a new variant is one core
- * file plus one row of variant.c. Operations a variant does not have are NULL;
- * the generic calls then fail with a message that names the layout.
+ * variant.h - the variant registry: one row per kind and layout, holding
+ * everything the rest of the core needs to know about it, and the one array
+ * of row pointers (variant.c) that is the only list of variants. format.c
+ * reads headers through it, params.c parses and defaults layouts from it,
+ * and the generic calls of amq.h (amq_filter_add, amq_filter_contains, ...)
+ * dispatch through it. A new variant is one core file that defines its row
+ * plus one row pointer in the registry array of variant.c; no other file
+ * names a variant. format/ never calls into bloom/ or cuckoo/ except through
+ * a row.
+ *
+ * Capabilities are the operations whose pointers are non-NULL; there are no
+ * separate flags to keep in step with them:
+ *   add      add or add_grow (neither: the variant is build-only, below)
+ *   delete   remove
+ *   count    frequency
+ *   merge    union_into and intersect_into
+ * An operation a row lacks fails in the generic call with AMQ_WRONG_KIND and
+ * "a <layout> <kind> filter cannot <operation>", never by calling NULL.
+ *
+ * A build-only variant (a filter made whole from the full set of values,
+ * such as an xor or binary fuse filter) needs exactly this:
+ *   - one core file, say core/xor/xor.c, including "format/variant.h" and
+ *     defining `const amq_variant amq_variant_xor_... = {...}`, plus its
+ *     pointer (and extern declaration) in the registry array of variant.c;
+ *   - a kind code: a new amq_kind value in amq.h, and its header bytes in
+ *     docs/FORMAT.md; its layout code is any byte unique within the kind
+ *     (the amq_layout enumerators name the existing ones; a new kind may
+ *     use (amq_layout)0). format_version: the first version that has it,
+ *     which raises AMQ_FORMAT_VERSION;
+ *   - the required fields: kind, layout, kind_name, layout_name,
+ *     layouts_hint, format_version, cell_name, cell_bits, payload_size,
+ *     check_header, size, contains, expected_fpr, estimate_items, info;
+ *   - add = add_grow = NULL and order_free = false, so a builder collects
+ *     every distinct hash and builds at the end: amq_filter_create (create,
+ *     or a zeroed payload of size()'s parameters), then add_collected with
+ *     the sorted distinct hashes, which must be non-NULL and build the whole
+ *     filter (it may replace f's buffer with one from a; AMQ_FILTER_FULL
+ *     makes a builder without a capacity retry 1/8 larger);
+ *   - everything else may stay NULL: single adds (bloom_add, the _add_agg
+ *     aggregates), deletes, counts and merges are then refused with the
+ *     message above.
+ * The SQL functions that build and read it belong to the adapters' function
+ * table, not to core.
  */
 #ifndef AMQ_VARIANT_H
 #define AMQ_VARIANT_H
@@ -15,20 +52,34 @@
 #define AMQ_NOT_A_FILTER_HINT "pass a value built by bloom_agg, bloom_new, cuckoo_agg or cuckoo_new"
 
 typedef struct amq_variant {
-	amq_kind kind;
-	amq_layout layout;
+	/* ---- identity: what the header says and what SQL calls it ---- */
+	amq_kind kind;		 /* header byte 5 (docs/FORMAT.md) */
+	amq_layout layout;	 /* header byte 6; unique within the kind */
 	const char *kind_name;	 /* "bloom", "cuckoo" */
 	const char *layout_name; /* the SQL layout name: "classic", "blocked", "b4", ... */
-	uint8_t format_version;	 /* written in the header; older readers refuse it */
-	uint32_t slots;		 /* the header's slots-per-bucket field */
-	const char *cell_name;	 /* what header field cells counts: "bits", "buckets" */
+	/* The hint when SQL names a layout of this kind that does not exist:
+	 * the same string in every row of a kind. */
+	const char *layouts_hint;
+	uint8_t format_version; /* written in the header; older readers refuse it */
+	uint32_t slots;		/* the header's slots-per-bucket field */
+	const char *cell_name;	/* what header field cells counts: "bits", "buckets" */
 	/* The bytes depend only on the multiset of values added, not on their
 	 * order, so an aggregate with a capacity can stream into the filter. */
 	bool order_free;
 	/* Every add counts, duplicates included (a counting filter), so an
 	 * aggregate that collects must keep duplicate rows. */
 	bool counts_duplicates;
+	/* What the layout would cost at fpr when SQL names no layout: the row
+	 * of the kind with the lowest cost is the default (amq_default_layout),
+	 * the first in the registry on a tie or when none is finite. INFINITY:
+	 * this layout cannot reach fpr. NULL: never the default. */
+	double (*default_cost)(double fpr);
+	/* What the kind's own code knows of this layout (cuckoo: the bucket
+	 * shape; bloom: how its bits are sized). Only that kind's files read
+	 * it. NULL: nothing. */
+	const void *shape;
 
+	/* ---- size and format (all required) ---- */
 	/* Payload bits per cell, for the size a too-large request would need. */
 	double (*cell_bits)(uint32_t hashes);
 	/* Payload bytes for these parameters, 0 when impossible. */
@@ -45,26 +96,36 @@ typedef struct amq_variant {
 	amq_status (*size)(uint64_t capacity, double fpr, uint32_t *hashes, uint64_t *cells,
 			   amq_error *err);
 
+	/* ---- building ---- */
 	/* An empty filter with an expansion (0: the default). NULL: allocate
 	 * a zeroed payload of size()'s parameters; an expansion is refused. */
 	amq_status (*create)(amq_filter *f, uint64_t capacity, double fpr, uint32_t expansion,
 			     uint64_t seed, const amq_allocator *a, amq_error *err);
-
 	/* Adds an aggregate's n sorted hashes in the order the variant wants
-	 * (still a function of the set alone). NULL: in sorted order. */
+	 * (still a function of the set alone). NULL: in sorted order, one
+	 * amq_filter_add_to each. Required for a build-only variant. */
 	amq_status (*add_collected)(amq_filter *f, const uint64_t *sorted, size_t n,
 				    const amq_allocator *a, amq_error *err);
-	/* Adds one value; on failure the filter is unchanged. NULL for a
-	 * variant that grows (add_grow). */
+	/* Adds one value in f's own buffer; on failure the filter is
+	 * unchanged. A variant that grows (add_grow) may have it too, for
+	 * amq_bloom_add, which has no allocator: it then never fails and
+	 * stores past the capacity. NULL: no single adds without add_grow. */
 	amq_status (*add)(amq_filter *f, uint64_t hash, amq_error *err);
 	/* Adds one value, replacing f's buffer by a larger one from a when it
-	 * must grow (AMQ_FILTER_FULL then when a is NULL). NULL: fixed size. */
+	 * must grow (AMQ_FILTER_FULL then when a is NULL). Every generic add
+	 * takes it before add. NULL: fixed size. */
 	amq_status (*add_grow)(amq_filter *f, uint64_t hash, const amq_allocator *a,
 			       amq_error *err);
-	/* False when hash was certainly never added: amq_bloom_probe's shape. */
+
+	/* ---- reading (contains required) ---- */
+	/* False when hash was certainly never added: amq_probe's shape. */
 	bool (*contains)(const amq_filter *f, uint64_t hash);
-	/* The fastest contains this CPU runs for f (no per-probe dispatch). */
-	bool (*(*probe_for)(const amq_filter *f))(const amq_filter *, uint64_t);
+	/* The fastest contains this CPU runs for f (no per-probe dispatch).
+	 * NULL: contains. */
+	amq_probe (*probe_for)(const amq_filter *f);
+	/* out[i] = contains(f, hashes[i]) for i < n, faster than one probe at
+	 * a time (it loads ahead). NULL: the probe for each hash. */
+	void (*contains_many)(const amq_filter *f, const uint64_t *hashes, size_t n, bool *out);
 	/* Removes one copy; false, filter unchanged, when none is stored.
 	 * NULL: the variant cannot forget a value. */
 	bool (*remove)(amq_filter *f, uint64_t hash);
@@ -75,6 +136,7 @@ typedef struct amq_variant {
 	/* dst keeps what both hold; src has dst's variant. NULL: no intersection. */
 	amq_status (*intersect_into)(amq_filter *dst, const amq_filter *src, amq_error *err);
 
+	/* ---- describing (all required) ---- */
 	/* The false-positive rate a random absent value sees now. */
 	double (*expected_fpr)(const amq_filter *f);
 	/* Distinct values the filter is estimated to hold. */
@@ -83,41 +145,40 @@ typedef struct amq_variant {
 	int (*info)(const amq_filter *f, char *out, size_t cap);
 } amq_variant;
 
+/* ---- the registry (variant.c) ---- */
+
+/* How many rows the registry has. */
+size_t amq_variant_count(void);
+/* Row i of the registry, in its fixed order (each kind's rows together, the
+ * kind's first layout first), for i < amq_variant_count(); NULL past it. */
+const amq_variant *amq_variant_at(size_t i);
 /* The row of kind and layout, or NULL when no such variant exists. */
 const amq_variant *amq_variant_find(amq_kind kind, amq_layout layout);
-
+/* The first row of kind, or NULL when this build knows no such kind. */
+const amq_variant *amq_variant_first_of(amq_kind kind);
 /* The row of an opened filter (never NULL: open refuses unknown variants). */
 const amq_variant *amq_variant_of(const amq_filter *f);
 
-/* The rows (variant.c), one per core file. */
-extern const amq_variant amq_variant_bloom_classic;
-extern const amq_variant amq_variant_bloom_blocked;
-extern const amq_variant amq_variant_bloom_counting;
-extern const amq_variant amq_variant_bloom_scalable;
-extern const amq_variant amq_variant_cuckoo_b2;
-extern const amq_variant amq_variant_cuckoo_b4;
-extern const amq_variant amq_variant_cuckoo_b8;
-extern const amq_variant amq_variant_cuckoo_semisorted;
+/* ---- what the rows' code shares with format.c (format.c) ---- */
 
-/* Shared by the Bloom rows (bloom.c): the hashes rule of a header, and the
- * check that two Bloom filters place bits alike (AMQ_INCOMPATIBLE). */
-amq_status amq_bloom_check_hashes(const amq_filter *f, uint32_t max_hashes, const char *prefix,
-				  amq_error *err);
-amq_status amq_bloom_check_compatible(const amq_filter *a, const amq_filter *b, amq_error *err);
-
-/* The k distinct positions in [0, m) an item takes in a classic filter, in the
- * order walk_classic visits them (bloom.c); the counting layout uses them for
- * its counters, so it places exactly the classic bits. */
-void amq_classic_positions(const amq_filter *f, uint64_t hash, uint64_t *out);
-/* Chance that k distinct random cells out of `space` all fall among `set`. */
-double amq_all_set_chance(double set, double space, uint32_t k);
-
-/* Adds hash to a scalable chain without growing it: into the newest link,
- * past its capacity when it is full (a higher rate there, never a false
- * negative). For amq_bloom_add, which has no allocator and no status. */
-void amq_scalable_add_in_place(amq_filter *f, uint64_t hash);
-
-/* True when no payload bit at or past bit `from` is set (format.c). */
+/* True when no payload bit at or past bit `from` is set. */
 bool amq_tail_is_zero(const amq_filter *f, uint64_t from);
+
+/* Payload bytes a filter with these parameters must have (0 if impossible). */
+uint64_t amq_payload_size(amq_kind kind, amq_layout layout, uint32_t hashes, uint64_t cells);
+
+/* The payload size of a filter with these parameters, or AMQ_TOO_LARGE (with
+ * the one message every "too large" uses) past AMQ_MAX_FILTER_BYTES. */
+amq_status amq_check_size(amq_kind kind, amq_layout layout, uint32_t hashes, uint64_t cells,
+			  uint64_t *payload_size, amq_error *err);
+
+/*
+ * Allocates a zeroed filter with these parameters, points f at it and seals
+ * it. Fails as amq_check_size does, or with AMQ_NO_MEMORY when the allocator
+ * does.
+ */
+amq_status amq_filter_allocate(amq_filter *f, amq_kind kind, amq_layout layout, uint32_t hashes,
+			       uint64_t seed, uint64_t cells, const amq_allocator *a,
+			       amq_error *err);
 
 #endif

@@ -8,7 +8,7 @@
  */
 #include "amq.h"
 #include "check.h"
-#include "base/internal.h"
+#include "bloom/bloom_internal.h"
 #include "spec.h"
 
 #include <stdlib.h>
@@ -118,7 +118,7 @@ static void probes_agree(void)
 			differ += amq_bloom_contains(&shifted, h) != answer;
 			differ += probe(&f, h) != answer;
 #ifdef AMQ_HAVE_AVX2_PROBE
-			if (amq_blocked_have_avx2()) {
+			if (amq_cpu_has_avx2()) {
 				differ += amq_blocked_contains_avx2(&f, h) != answer;
 				differ += amq_blocked_contains_avx2(&shifted, h) != answer;
 			}
@@ -132,7 +132,7 @@ static void probes_agree(void)
 	}
 #ifdef AMQ_HAVE_AVX2_PROBE
 	printf("blocked probes compared: portable%s\n",
-	       amq_blocked_have_avx2() ? " and AVX2" : " only (this CPU has no AVX2)");
+	       amq_cpu_has_avx2() ? " and AVX2" : " only (this CPU has no AVX2)");
 #endif
 }
 

@@ -9,29 +9,29 @@
  */
 #include "amq.h"
 #include "check.h"
+#include "format/variant.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const amq_allocator *A = &amq_malloc_allocator;
 
+/* A row of the variant registry as the tests below use it. */
 struct variant {
-	const char *name;
+	char name[64];
 	amq_kind kind;
 	amq_layout layout;
-	bool deletes;
+	bool deletes; /* what the tests expect: counting and cuckoo filters delete */
 };
 
-static const struct variant VARIANTS[] = {
-    {"bloom classic", AMQ_KIND_BLOOM, AMQ_LAYOUT_CLASSIC, false},
-    {"bloom blocked", AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED, false},
-    {"bloom counting", AMQ_KIND_BLOOM, AMQ_LAYOUT_COUNTING, true},
-    {"bloom scalable", AMQ_KIND_BLOOM, AMQ_LAYOUT_SCALABLE, false},
-    {"cuckoo b4", AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, true},
-    {"cuckoo b2", AMQ_KIND_CUCKOO, AMQ_LAYOUT_CUCKOO_B2, true},
-    {"cuckoo b8", AMQ_KIND_CUCKOO, AMQ_LAYOUT_CUCKOO_B8, true},
-    {"cuckoo semisorted", AMQ_KIND_CUCKOO, AMQ_LAYOUT_SEMISORTED, true},
-};
-#define NVARIANTS (sizeof(VARIANTS) / sizeof(VARIANTS[0]))
+static struct variant variant_at(size_t i)
+{
+	const amq_variant *row = amq_variant_at(i);
+	struct variant v = {.kind = row->kind, .layout = row->layout};
+	snprintf(v.name, sizeof(v.name), "%s %s", row->kind_name, row->layout_name);
+	v.deletes = v.kind == AMQ_KIND_CUCKOO || v.layout == AMQ_LAYOUT_COUNTING;
+	return v;
+}
 
 static uint64_t h(int64_t i)
 {
@@ -170,8 +170,9 @@ static void test_identity(void)
 	amq_filter f, g;
 	amq_error err;
 	amq_bulk b;
-	build(&VARIANTS[1], 1000, 10, &f);
-	build(&VARIANTS[1], 1000, 11, &g);
+	struct variant blocked = variant_at(1);
+	build(&blocked, 1000, 10, &f);
+	build(&blocked, 1000, 11, &g);
 	CHECK(amq_bulk_start(&b, AMQ_BULK_ADD, "bloom_add_agg", &f, A, &err) == AMQ_OK, "start");
 	CHECK(amq_bulk_check_same(&b, f.bytes, f.size, f.size, &err) == AMQ_OK, "row 2: the same");
 	CHECK(amq_bulk_check_same(&b, f.bytes, AMQ_HEADER_BYTES, f.size, &err) == AMQ_OK,
@@ -212,7 +213,8 @@ static void test_full(void)
 	amq_filter src;
 	amq_error err;
 	amq_bulk b;
-	build(&VARIANTS[4], 200, 50, &src);
+	struct variant b4 = variant_at(4);
+	build(&b4, 200, 50, &src);
 	CHECK(amq_bulk_start(&b, AMQ_BULK_ADD, "cuckoo_add_agg", &src, A, &err) == AMQ_OK, "start");
 	int64_t i = 1000;
 	amq_status st = AMQ_OK;
@@ -248,7 +250,8 @@ static void test_add_unique(void)
 	amq_filter src, out, want;
 	amq_error err;
 	bool added;
-	build(&VARIANTS[4], 1000, 100, &src);
+	struct variant b4 = variant_at(4);
+	build(&b4, 1000, 100, &src);
 	out.bytes = NULL;
 	CHECK(amq_filter_add_unique(&src, h(7), &out, &added, A, &err) == AMQ_OK && !added &&
 		  out.bytes == NULL,
@@ -279,7 +282,7 @@ static void test_add_unique(void)
 	amq_filter_free(&cur, A);
 	/* A full filter: the error of cuckoo_add, and nothing left allocated. */
 	amq_filter tiny;
-	build(&VARIANTS[4], 8, 0, &tiny);
+	build(&b4, 8, 0, &tiny);
 	amq_status st = AMQ_OK;
 	for (int64_t i = 0; st == AMQ_OK && i < 1000; i++) {
 		st = amq_filter_add_unique(&tiny, h(i), &out, &added, A, &err);
@@ -296,9 +299,10 @@ static void test_add_unique(void)
 
 int main(void)
 {
-	for (size_t i = 0; i < NVARIANTS; i++) {
-		test_add(&VARIANTS[i]);
-		test_delete(&VARIANTS[i]);
+	for (size_t i = 0; i < amq_variant_count(); i++) {
+		struct variant v = variant_at(i);
+		test_add(&v);
+		test_delete(&v);
 	}
 	test_identity();
 	test_full();

@@ -13,6 +13,7 @@
 #include "amq.h"
 #include "check.h"
 #include "cuckoo/cuckoo_table.h"
+#include "format/variant.h"
 #include "spec.h"
 
 #include <math.h>
@@ -27,19 +28,53 @@
 
 static const amq_allocator *A = &amq_malloc_allocator;
 
+/* What docs/CUCKOO.md and docs/FORMAT.md say of each cuckoo layout: the
+ * known answers the tests below hold the registry's rows to. */
 static const struct layout {
 	const char *name;
 	amq_layout layout;
 	uint32_t slots;
 	double load;
 	bool semisorted;
-} LAYOUTS[] = {
+} SPEC[] = {
     {"b2", AMQ_LAYOUT_CUCKOO_B2, 2, 0.84, false},
     {"b4", AMQ_LAYOUT_CLASSIC, 4, 0.95, false},
     {"b8", AMQ_LAYOUT_CUCKOO_B8, 8, 0.98, false},
     {"semisorted", AMQ_LAYOUT_SEMISORTED, 4, 0.95, true},
 };
-#define NLAYOUTS (sizeof(LAYOUTS) / sizeof(LAYOUTS[0]))
+#define NSPEC (sizeof(SPEC) / sizeof(SPEC[0]))
+
+/* The spec of the layout named name, or NULL. */
+static const struct layout *spec_of(const char *name)
+{
+	for (size_t i = 0; i < NSPEC; i++)
+		if (strcmp(SPEC[i].name, name) == 0)
+			return &SPEC[i];
+	return NULL;
+}
+
+/* The cuckoo rows of the variant registry, in its order, as their specs:
+ * what every loop below runs over (registry_layouts fills it). */
+static const struct layout *LAYOUTS[NSPEC];
+static size_t NLAYOUTS;
+
+/* Every cuckoo row of the registry has a spec, with its layout code, and
+ * every spec a row. */
+static void registry_layouts(void)
+{
+	for (size_t i = 0; i < amq_variant_count(); i++) {
+		const amq_variant *row = amq_variant_at(i);
+		if (row->kind != AMQ_KIND_CUCKOO)
+			continue;
+		const struct layout *spec = spec_of(row->layout_name);
+		CHECK(spec != NULL && spec->layout == row->layout && NLAYOUTS < NSPEC,
+		      "cuckoo %s: the registry's row has a spec", row->layout_name);
+		if (spec != NULL && NLAYOUTS < NSPEC)
+			LAYOUTS[NLAYOUTS++] = spec;
+	}
+	CHECK(NLAYOUTS == NSPEC, "%zu cuckoo rows in the registry, want %zu", NLAYOUTS,
+	      (size_t)NSPEC);
+}
 
 /* Hash number i of stream s: distinct (s, i) give distinct hashes. */
 static uint64_t key(uint64_t s, uint64_t i)
@@ -189,7 +224,7 @@ static double exact_fpr(const amq_filter *f, const struct layout *l)
 static void sizing(void)
 {
 	for (size_t l = 0; l < NLAYOUTS; l++) {
-		const struct layout *L = &LAYOUTS[l];
+		const struct layout *L = LAYOUTS[l];
 		double p = 0.001;
 		uint32_t want_bits = (uint32_t)ceil(log2(2.0 * L->slots / p));
 		amq_filter f;
@@ -262,7 +297,7 @@ static void reaches_load(void)
 {
 	const uint64_t capacity = 1000000 / SCALE;
 	for (size_t l = 0; l < NLAYOUTS; l++) {
-		const struct layout *L = &LAYOUTS[l];
+		const struct layout *L = LAYOUTS[l];
 		double lowest = 1.0;
 		for (int seed = 0; seed < 3; seed++) {
 			amq_filter f;
@@ -293,13 +328,13 @@ static void small_filters(void)
 			for (uint64_t t = 0; t < 300 / SCALE; t++) {
 				amq_filter f;
 				amq_error err;
-				amq_cuckoo_create(&f, LAYOUTS[l].layout, capacities[c], 0.01, 0, A,
+				amq_cuckoo_create(&f, LAYOUTS[l]->layout, capacities[c], 0.01, 0, A,
 						  &err);
 				failed += fill(&f, 1000 + t, capacities[c]) != capacities[c];
 				amq_filter_free(&f, A);
 			}
 		CHECK(failed == 0, "%s: %d small filters refused an add below capacity",
-		      LAYOUTS[l].name, failed);
+		      LAYOUTS[l]->name, failed);
 	}
 }
 
@@ -308,7 +343,7 @@ static void small_filters(void)
 static void failed_adds_change_nothing(void)
 {
 	for (size_t l = 0; l < NLAYOUTS; l++) {
-		const struct layout *L = &LAYOUTS[l];
+		const struct layout *L = LAYOUTS[l];
 		amq_filter f;
 		amq_error err;
 		amq_cuckoo_create(&f, L->layout, 20000, 0.01, 0, A, &err);
@@ -348,7 +383,7 @@ static void failed_adds_change_nothing(void)
 static void copies_and_deletes(void)
 {
 	for (size_t l = 0; l < NLAYOUTS; l++) {
-		const struct layout *L = &LAYOUTS[l];
+		const struct layout *L = LAYOUTS[l];
 		amq_filter f;
 		amq_error err;
 		amq_cuckoo_create(&f, L->layout, 3000, 0.001, 0, A, &err);
@@ -420,7 +455,7 @@ static void semisort_codes(void)
 static void semisorted_every_size(void)
 {
 	const uint64_t capacity = 20000 / SCALE;
-	const struct layout *b4 = &LAYOUTS[1], *semi = &LAYOUTS[3];
+	const struct layout *b4 = spec_of("b4"), *semi = spec_of("semisorted");
 	for (uint32_t bits = 4; bits <= 32; bits++) {
 		double p = ldexp(8.0, -(int)bits);
 		amq_filter plain, f;
@@ -516,25 +551,28 @@ static void semisorted_damage(void)
  * any layout's algorithm shows here (and on the big-endian cross run). */
 static void known_answers(void)
 {
-	static const uint64_t want[NLAYOUTS] = {0x7d2fac2b914a9ed2ULL, 0x651c2ffa3809c012ULL,
-						0x096d9490bd628069ULL, 0xb66e441bc3d215dfULL};
+	/* In the order of SPEC. */
+	static const uint64_t want[NSPEC] = {0x7d2fac2b914a9ed2ULL, 0x651c2ffa3809c012ULL,
+					     0x096d9490bd628069ULL, 0xb66e441bc3d215dfULL};
 	for (size_t l = 0; l < NLAYOUTS; l++) {
 		amq_filter f;
 		amq_error err;
-		amq_cuckoo_create(&f, LAYOUTS[l].layout, 5000, 0.01, 0, A, &err);
+		amq_cuckoo_create(&f, LAYOUTS[l]->layout, 5000, 0.01, 0, A, &err);
 		uint64_t n = fill(&f, 13, UINT64_MAX);
 		uint64_t digest = 0xcbf29ce484222325ULL;
 		for (uint64_t b = 0; b < f.payload_size; b++)
 			digest = (digest ^ f.payload[b]) * 0x100000001b3ULL;
 		printf("cuckoo %s known answer: %llu items, payload fnv1a %016llx\n",
-		       LAYOUTS[l].name, (unsigned long long)n, (unsigned long long)digest);
-		CHECK(digest == want[l], "%s: known answer changed", LAYOUTS[l].name);
+		       LAYOUTS[l]->name, (unsigned long long)n, (unsigned long long)digest);
+		CHECK(digest == want[LAYOUTS[l] - SPEC], "%s: known answer changed",
+		      LAYOUTS[l]->name);
 		amq_filter_free(&f, A);
 	}
 }
 
 int main(void)
 {
+	registry_layouts();
 	sizing();
 	reaches_load();
 	small_filters();

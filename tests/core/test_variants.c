@@ -1,34 +1,58 @@
 /*
- * test_variants.c - the variant table and the calls that dispatch through
- * it: every variant built, filled, probed, described and combined through the
- * generic calls gives what its own functions give; operations a variant lacks
- * fail with a message naming its layout; amq_filter_read checks the kind
- * before the checksum and names the function and argument in every message.
+ * test_variants.c - the variant registry and the calls that dispatch through
+ * it: the registry holds the eight variants, each once and findable; every
+ * variant built, filled, probed, described and combined through the generic
+ * calls gives what its own functions give; operations a variant lacks fail
+ * with a message naming its layout; amq_filter_read checks the kind before
+ * the checksum and names the function and argument in every message.
  */
 #include "amq.h"
 #include "check.h"
+#include "format/variant.h"
 
 #include <string.h>
 
 static const amq_allocator *A = &amq_malloc_allocator;
 
+/* A registry row as the tests below name it: "<kind> <layout>". */
 struct variant {
-	const char *name;
+	char name[64];
 	amq_kind kind;
 	amq_layout layout;
 };
 
-static const struct variant VARIANTS[] = {
-    {"bloom classic", AMQ_KIND_BLOOM, AMQ_LAYOUT_CLASSIC},
-    {"bloom blocked", AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED},
-    {"bloom counting", AMQ_KIND_BLOOM, AMQ_LAYOUT_COUNTING},
-    {"bloom scalable", AMQ_KIND_BLOOM, AMQ_LAYOUT_SCALABLE},
-    {"cuckoo b4", AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC},
-    {"cuckoo b2", AMQ_KIND_CUCKOO, AMQ_LAYOUT_CUCKOO_B2},
-    {"cuckoo b8", AMQ_KIND_CUCKOO, AMQ_LAYOUT_CUCKOO_B8},
-    {"cuckoo semisorted", AMQ_KIND_CUCKOO, AMQ_LAYOUT_SEMISORTED},
-};
-#define NVARIANTS (sizeof(VARIANTS) / sizeof(VARIANTS[0]))
+static struct variant variant_at(size_t i)
+{
+	const amq_variant *row = amq_variant_at(i);
+	struct variant v = {.kind = row->kind, .layout = row->layout};
+	snprintf(v.name, sizeof(v.name), "%s %s", row->kind_name, row->layout_name);
+	return v;
+}
+
+/* The registry itself: the eight variants in their fixed order, each found
+ * by its kind and layout codes and by its name, and nothing past the end. */
+static void test_registry(void)
+{
+	CHECK(amq_variant_count() == 8, "%zu variants, want 8", amq_variant_count());
+	char names[256] = "";
+	for (size_t i = 0; i < amq_variant_count(); i++) {
+		const amq_variant *row = amq_variant_at(i);
+		struct variant v = variant_at(i);
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? "," : "",
+			 v.name);
+		amq_layout parsed = (amq_layout)99;
+		amq_error err;
+		CHECK(amq_variant_find(row->kind, row->layout) == row &&
+			  amq_parse_layout(row->kind, row->layout_name, strlen(row->layout_name),
+					   &parsed, &err) == AMQ_OK &&
+			  parsed == row->layout,
+		      "%s: found by its codes and its name", v.name);
+	}
+	CHECK(strcmp(names, "bloom classic,bloom blocked,bloom counting,bloom scalable,cuckoo "
+			    "b4,cuckoo b2,cuckoo b8,cuckoo semisorted") == 0,
+	      "registry order: %s", names);
+	CHECK(amq_variant_at(amq_variant_count()) == NULL, "nothing past the last row");
+}
 
 /* A sealed filter of variant v holding the integers [0, n). */
 static void build(const struct variant *v, uint64_t n, amq_filter *f)
@@ -139,8 +163,9 @@ static void test_read(void)
 {
 	amq_filter bloom, cuckoo, f;
 	amq_error err;
-	build(&VARIANTS[1], 50, &bloom);
-	build(&VARIANTS[4], 50, &cuckoo);
+	struct variant blocked = variant_at(1), b4 = variant_at(4);
+	build(&blocked, 50, &bloom);
+	build(&b4, 50, &cuckoo);
 	bloom.payload[0] ^= 1; /* checksum no longer matches */
 	cuckoo.payload[0] ^= 1;
 
@@ -182,10 +207,12 @@ static void test_read(void)
 
 int main(void)
 {
-	for (size_t i = 0; i < NVARIANTS; i++) {
-		test_dispatch(&VARIANTS[i]);
-		test_combine(&VARIANTS[i]);
-		test_remove_and_frequency(&VARIANTS[i]);
+	test_registry();
+	for (size_t i = 0; i < amq_variant_count(); i++) {
+		struct variant v = variant_at(i);
+		test_dispatch(&v);
+		test_combine(&v);
+		test_remove_and_frequency(&v);
 	}
 	test_read();
 	amq_error err;

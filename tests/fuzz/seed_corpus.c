@@ -1,9 +1,11 @@
 /*
- * seed_corpus.c - writes one valid filter of each variant and three aggregate
- * states into the directory named on the command line, so the fuzzer starts
- * from deep inside the format instead of guessing the magic bytes.
+ * seed_corpus.c - writes one valid filter of each variant of the registry and
+ * three aggregate states into the directory named on the command line, so the
+ * fuzzer starts from deep inside the format instead of guessing the magic
+ * bytes.
  */
 #include "amq.h"
+#include "format/variant.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,37 +31,23 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	amq_error err;
-	/* One filter of every variant, through the generic calls. */
-	static const struct {
-		const char *name;
-		amq_kind kind;
-		amq_layout layout;
-	} variants[] = {
-	    {"bloom_classic", AMQ_KIND_BLOOM, AMQ_LAYOUT_CLASSIC},
-	    {"bloom_blocked", AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED},
-	    {"bloom_counting", AMQ_KIND_BLOOM, AMQ_LAYOUT_COUNTING},
-	    {"bloom_scalable", AMQ_KIND_BLOOM, AMQ_LAYOUT_SCALABLE},
-	    {"cuckoo", AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC},
-	    {"cuckoo_b2", AMQ_KIND_CUCKOO, AMQ_LAYOUT_CUCKOO_B2},
-	    {"cuckoo_b8", AMQ_KIND_CUCKOO, AMQ_LAYOUT_CUCKOO_B8},
-	    {"cuckoo_semisorted", AMQ_KIND_CUCKOO, AMQ_LAYOUT_SEMISORTED},
-	};
-	enum { NVARIANTS = sizeof(variants) / sizeof(variants[0]) };
-	amq_filter f[NVARIANTS];
-	for (int i = 0; i < NVARIANTS; i++) {
-		if (amq_filter_create(&f[i], variants[i].kind, variants[i].layout, 25, 0.05, 0, A,
-				      &err) != AMQ_OK) {
-			fprintf(stderr, "%s: %s\n", variants[i].name, err.message);
+	/* One filter of every variant of the registry, through the generic
+	 * calls, named "<kind>_<layout>". */
+	for (size_t i = 0; i < amq_variant_count(); i++) {
+		const amq_variant *v = amq_variant_at(i);
+		char name[64];
+		snprintf(name, sizeof(name), "%s_%s", v->kind_name, v->layout_name);
+		amq_filter f;
+		if (amq_filter_create(&f, v->kind, v->layout, 25, 0.05, 0, A, &err) != AMQ_OK) {
+			fprintf(stderr, "%s: %s\n", name, err.message);
 			return 1;
 		}
 		/* 60 adds of 40 values: a scalable chain grows a second link. */
-		for (int64_t v = 0; v < 60; v++)
-			amq_filter_add_to(&f[i], amq_hash_int(v % 40, 0), A, &err);
-	}
-	for (int i = 0; i < NVARIANTS; i++) {
-		amq_filter_seal(&f[i]);
-		write_file(argv[1], variants[i].name, f[i].bytes, f[i].size);
-		amq_filter_free(&f[i], A);
+		for (int64_t x = 0; x < 60; x++)
+			amq_filter_add_to(&f, amq_hash_int(x % 40, 0), A, &err);
+		amq_filter_seal(&f);
+		write_file(argv[1], name, f.bytes, f.size);
+		amq_filter_free(&f, A);
 	}
 	/* Collecting, streaming, and a counting bag that keeps duplicates. */
 	static const char *const names[] = {"state_collecting", "state_streaming",
