@@ -17,9 +17,6 @@
 #include <stdint.h>
 
 #define AMQ_VERSION "0.3.0"
-/* The newest format version this build reads (docs/FORMAT.md); each variant
- * is written with the first version that has it. */
-#define AMQ_FORMAT_VERSION 3
 #define AMQ_HEADER_BYTES 64
 /* Largest filter, header included: 1 GiB less 64 bytes, so that it fits a
  * PostgreSQL varlena. (SQLite's default blob limit is 10^9 bytes; its adapter
@@ -72,6 +69,8 @@ typedef struct amq_allocator {
 /* aligned_alloc(64)/free, for tests, benchmarks and tools. */
 extern const amq_allocator amq_malloc_allocator;
 
+/* The on-disk kind codes (docs/FORMAT.md). Each variant's row carries its
+ * own; these name the two kinds the adapters and tests call by name. */
 typedef enum amq_kind { AMQ_KIND_BLOOM = 1, AMQ_KIND_CUCKOO = 2 } amq_kind;
 
 typedef enum amq_layout {
@@ -177,6 +176,14 @@ typedef bool (*amq_probe)(const amq_filter *f, uint64_t hash);
 
 /* "bloom", "cuckoo". */
 const char *amq_kind_name(amq_kind kind);
+/* The kind whose name is name (amq_kind_name's inverse), or 0 when no
+ * variant has that kind: the SQL layer names kinds, the registry numbers
+ * them. */
+amq_kind amq_kind_named(const char *name);
+/* The newest format version this build reads and writes (docs/FORMAT.md):
+ * the highest of its variants', each written with the first version that has
+ * it. */
+unsigned amq_format_version(void);
 /* The SQL name of f's layout: "classic", "blocked", "b4". */
 const char *amq_filter_layout_name(const amq_filter *f);
 /* The hashes and cells of a filter of this kind and layout for capacity

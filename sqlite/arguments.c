@@ -42,7 +42,7 @@ const char *fn_name(sqlite3_context *ctx)
 
 amq_kind fn_kind(sqlite3_context *ctx)
 {
-	return function_data(ctx)->fn->kind;
+	return function_data(ctx)->kind;
 }
 
 amq_sql_op fn_op(sqlite3_context *ctx)

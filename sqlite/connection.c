@@ -46,6 +46,7 @@ struct function_data *function_data_new(struct amq_connection *conn, const amq_s
 	if (fd == NULL)
 		return NULL;
 	fd->fn = fn;
+	fd->kind = amq_sql_function_kind(fn);
 	fd->conn = conn;
 	conn->refs++;
 	return fd;

@@ -27,6 +27,7 @@ struct amq_connection;
  * shared state. */
 struct function_data {
 	const amq_sql_function *fn;
+	amq_kind kind; /* fn's, resolved once at registration */
 	struct amq_connection *conn;
 };
 

@@ -54,13 +54,13 @@ static amq_status header_variant(const uint8_t *b, const char *prefix, const amq
 	uint8_t version = b[OFF_VERSION], kind = b[OFF_KIND], layout = b[OFF_LAYOUT];
 	/* Every version ever written stays readable; one from the future is
 	 * named as such, so the fix (a newer amq) is plain. */
-	if (version > AMQ_FORMAT_VERSION)
+	if (version > amq_format_version())
 		return amq_fail(
 		    err, AMQ_INVALID_FILTER,
 		    "upgrade amq here to read it, or rebuild the filter with this version",
 		    "%samq filter format version %u was written by a newer amq (this build "
-		    "reads versions 1 to %d)",
-		    prefix == DEFAULT_PREFIX ? "" : prefix, version, AMQ_FORMAT_VERSION);
+		    "reads versions 1 to %u)",
+		    prefix == DEFAULT_PREFIX ? "" : prefix, version, amq_format_version());
 	if (version < 1)
 		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
 				"%sformat version 0 does not exist", prefix);

@@ -7,6 +7,8 @@
  */
 #include "format/variant.h"
 
+#include <string.h>
+
 /* The rows, each defined with its layout's code. */
 extern const amq_variant amq_variant_bloom_classic;	/* bloom/bloom.c */
 extern const amq_variant amq_variant_bloom_blocked;	/* bloom/bloom.c */
@@ -61,6 +63,23 @@ const char *amq_kind_name(amq_kind kind)
 {
 	const amq_variant *v = amq_variant_first_of(kind);
 	return v != NULL ? v->kind_name : "unknown";
+}
+
+amq_kind amq_kind_named(const char *name)
+{
+	for (size_t i = 0; i < amq_variant_count(); i++)
+		if (strcmp(rows[i]->kind_name, name) == 0)
+			return rows[i]->kind;
+	return (amq_kind)0;
+}
+
+unsigned amq_format_version(void)
+{
+	unsigned newest = 0;
+	for (size_t i = 0; i < amq_variant_count(); i++)
+		if (rows[i]->format_version > newest)
+			newest = rows[i]->format_version;
+	return newest;
 }
 
 const char *amq_filter_layout_name(const amq_filter *f)

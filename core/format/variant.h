@@ -23,11 +23,13 @@
  *   - one core file, say core/xor/xor.c, including "format/variant.h" and
  *     defining `const amq_variant amq_variant_xor_... = {...}`, plus its
  *     pointer (and extern declaration) in the registry array of variant.c;
- *   - a kind code: a new amq_kind value in amq.h, and its header bytes in
- *     docs/FORMAT.md; its layout code is any byte unique within the kind
+ *   - a kind code, written in its row only ((amq_kind)3 for the next kind:
+ *     amq_kind names only the kinds adapters call by name; the SQL layer
+ *     finds a kind by its kind_name, amq_kind_named), and its header bytes
+ *     in docs/FORMAT.md; its layout code is any byte unique within the kind
  *     (the amq_layout enumerators name the existing ones; a new kind may
- *     use (amq_layout)0). format_version: the first version that has it,
- *     which raises AMQ_FORMAT_VERSION;
+ *     use (amq_layout)0). format_version: the first version that has it;
+ *     amq_format_version() is the highest of the registry's;
  *   - the required fields: kind, layout, kind_name, layout_name,
  *     layouts_hint, format_version, cell_name, cell_bits, payload_size,
  *     check_header, size, contains, expected_fpr, estimate_items, info;

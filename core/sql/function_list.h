@@ -14,7 +14,8 @@
  * AMQ_SQL_AGGREGATE(name, kind, op, min_args, max_args, arguments, returns, volatility)
  *   name        the SQL name
  *   kind        the filter type it works on: bloom or cuckoo; none for the
- *               functions of no kind (AMQ_SQL_KIND_<kind>, sql/functions.h)
+ *               functions of no kind: a kind_name of the variant registry
+ *               (amq_sql_function_kind), so a new kind needs no other list
  *   op          the operation, amq_sql_op without its AMQ_SQL_ prefix: one C
  *               function per engine serves every row with that op
  *   min_args, max_args

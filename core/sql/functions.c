@@ -9,16 +9,8 @@
 
 const amq_sql_function amq_sql_functions[] = {
 #define AMQ_SQL_ROW(name, kind, op, aggregate, min_args, max_args, arguments, returns, volatility) \
-	{                                                                                          \
-	    #name,                                                                                 \
-	    AMQ_SQL_KIND_##kind,                                                                   \
-	    AMQ_SQL_##op,                                                                          \
-	    aggregate,                                                                             \
-	    AMQ_SQL_IS_##volatility,                                                               \
-	    min_args,                                                                              \
-	    max_args,                                                                              \
-	    arguments,                                                                             \
-	    #returns},
+	{#name,	   #kind,    AMQ_SQL_##op, aggregate, AMQ_SQL_IS_##volatility,                     \
+	 min_args, max_args, arguments,	   #returns},
 #define AMQ_SQL_FUNCTION(name, kind, op, min_args, max_args, arguments, returns, volatility)       \
 	AMQ_SQL_ROW(name, kind, op, false, min_args, max_args, arguments, returns, volatility)
 #define AMQ_SQL_AGGREGATE(name, kind, op, min_args, max_args, arguments, returns, volatility)      \
@@ -35,6 +27,11 @@ const amq_sql_function *amq_sql_function_named(const char *name)
 		if (strcmp(amq_sql_functions[i].name, name) == 0)
 			return &amq_sql_functions[i];
 	return NULL;
+}
+
+amq_kind amq_sql_function_kind(const amq_sql_function *fn)
+{
+	return amq_kind_named(fn->kind);
 }
 
 amq_bulk_op amq_sql_bulk_op(amq_sql_op op)

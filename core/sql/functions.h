@@ -31,19 +31,15 @@ typedef enum amq_sql_op {
 	AMQ_SQL_VERSION	    /* the version of amq */
 } amq_sql_op;
 
-/* The kind column of sql/function_list.h as an amq_kind; none (0, no kind)
- * for amq_hash and amq_version, which read no filter. */
-#define AMQ_SQL_KIND_bloom AMQ_KIND_BLOOM
-#define AMQ_SQL_KIND_cuckoo AMQ_KIND_CUCKOO
-#define AMQ_SQL_KIND_none ((amq_kind)0)
-
 /* The volatility column: true for a pure function of its arguments. */
 #define AMQ_SQL_IS_IMMUTABLE true
 
 /* One row of sql/function_list.h. */
 typedef struct amq_sql_function {
 	const char *name;
-	amq_kind kind; /* AMQ_SQL_KIND_none: the function reads no filter */
+	/* The kind column: a kind_name of the variant registry, or "none" for
+	 * amq_hash and amq_version, which read no filter. */
+	const char *kind;
 	amq_sql_op op;
 	bool aggregate;
 	bool immutable;
@@ -55,6 +51,11 @@ typedef struct amq_sql_function {
 /* Every SQL function, in the order of sql/function_list.h. */
 extern const amq_sql_function amq_sql_functions[];
 extern const size_t amq_sql_function_count;
+
+/* The kind fn works on, found by name in the variant registry (a loop: an
+ * adapter resolves it once per registration or entry point); 0 for a
+ * function of no kind. */
+amq_kind amq_sql_function_kind(const amq_sql_function *fn);
 
 /* The row named name, or NULL. */
 const amq_sql_function *amq_sql_function_named(const char *name);

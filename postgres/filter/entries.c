@@ -15,19 +15,26 @@
 /*
  * Defines the V1 entry point `symbol` as `generic(fcinfo, &call)` with the
  * amq_pg_call initialised by the remaining arguments, as hstore generates
- * its many thin wrappers with one macro.
+ * its many thin wrappers with one macro. The kind is named in the function
+ * table and numbered by the variant registry: the first call looks it up
+ * (a backend runs one call at a time, so the static needs no lock).
  */
 #define AMQ_PG_ENTRY(symbol, generic, ...)                                                         \
 	AMQ_PG_FUNCTION(symbol);                                                                   \
 	Datum symbol(PG_FUNCTION_ARGS)                                                             \
 	{                                                                                          \
-		static const amq_pg_call call = {__VA_ARGS__};                                     \
+		static amq_pg_call call = {__VA_ARGS__};                                           \
+		static bool resolved = false;                                                      \
+		if (!resolved) {                                                                   \
+			call.kind = amq_kind_named(call.kind_name);                                \
+			resolved = true;                                                           \
+		}                                                                                  \
 		return generic(fcinfo, &call);                                                     \
 	}
 
 /* One entry of the row (name, kind, op) whose messages start with name. */
 #define ROW_ENTRY(symbol, generic, name, kind, op)                                                 \
-	AMQ_PG_ENTRY(symbol, generic, AMQ_SQL_KIND_##kind, #name, op)
+	AMQ_PG_ENTRY(symbol, generic, 0, #name, op, #kind)
 
 /* The entries of each operation, given (name, kind, op, returns); op is the
  * amq_sql_op already. */
@@ -75,8 +82,7 @@
 	ROW_ENTRY(amq_pg_version, amq_pg_op_version, name, kind, op)
 
 /* A filter type's own functions, whose messages start with its name. */
-#define TYPE_ENTRY(symbol, generic, type)                                                          \
-	AMQ_PG_ENTRY(symbol, generic, .kind = AMQ_SQL_KIND_##type, .name = #type)
+#define TYPE_ENTRY(symbol, generic, type) AMQ_PG_ENTRY(symbol, generic, 0, #type, 0, #type)
 
 #define AMQ_SQL_TYPE(type)                                                                         \
 	TYPE_ENTRY(amq_pg_##type##_in, amq_pg_op_in, type)                                         \

@@ -33,9 +33,10 @@
  * its operation (core's function table; 0 for a type's own functions).
  */
 typedef struct amq_pg_call {
-	amq_kind kind;
+	amq_kind kind; /* kind_name's, resolved at the entry point's first call */
 	const char *name;
 	amq_sql_op op;
+	const char *kind_name; /* core's function table's kind column */
 } amq_pg_call;
 
 /*

@@ -54,6 +54,29 @@ static void test_registry(void)
 	CHECK(amq_variant_at(amq_variant_count()) == NULL, "nothing past the last row");
 }
 
+/* Kinds are numbered by the registry and named by it, one code per name:
+ * the SQL layer finds a kind by its name (amq_kind_named) and a new kind
+ * adds no other list; the format version read is the registry's newest. */
+static void test_kinds(void)
+{
+	unsigned newest = 0;
+	for (size_t i = 0; i < amq_variant_count(); i++) {
+		const amq_variant *row = amq_variant_at(i);
+		CHECK(amq_kind_named(row->kind_name) == row->kind &&
+			  strcmp(amq_kind_name(row->kind), row->kind_name) == 0,
+		      "%s %s: its kind code and name map to each other", row->kind_name,
+		      row->layout_name);
+		if (row->format_version > newest)
+			newest = row->format_version;
+	}
+	CHECK(amq_kind_named("bloom") == AMQ_KIND_BLOOM &&
+		  amq_kind_named("cuckoo") == AMQ_KIND_CUCKOO,
+	      "bloom and cuckoo keep codes 1 and 2");
+	CHECK(amq_kind_named("none") == 0 && amq_kind_named("") == 0, "no kind is named none");
+	CHECK(amq_format_version() == newest && newest == 3, "format version %u, want 3",
+	      amq_format_version());
+}
+
 /* A sealed filter of variant v holding the integers [0, n). */
 static void build(const struct variant *v, uint64_t n, amq_filter *f)
 {
@@ -208,6 +231,7 @@ static void test_read(void)
 int main(void)
 {
 	test_registry();
+	test_kinds();
 	for (size_t i = 0; i < amq_variant_count(); i++) {
 		struct variant v = variant_at(i);
 		test_dispatch(&v);

@@ -307,12 +307,14 @@ static void probe_all(const struct form *forms, const struct blob *b, const stru
 	for (size_t i = 0; i < NPROBES; i++) {
 		const struct probe *p = &PROBES[i];
 		const struct form *form = &forms[i];
-		const struct blob *ok = form->fn->kind == AMQ_KIND_BLOOM ? bloom_ok : cuckoo_ok;
+		const struct blob *ok =
+		    amq_sql_function_kind(form->fn) == AMQ_KIND_BLOOM ? bloom_ok : cuckoo_ok;
 		char want[512];
 		if (p->arg == NULL)
 			later_row_error(b, ok, p->fn, want, sizeof(want));
 		else
-			expected_error(b, form->fn->kind, p->fn, p->arg, want, sizeof(want));
+			expected_error(b, amq_sql_function_kind(form->fn), p->fn, p->arg, want,
+				       sizeof(want));
 
 		sqlite3_stmt *st = form->stmt;
 		sqlite3_reset(st);
