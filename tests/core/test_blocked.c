@@ -8,6 +8,7 @@
  */
 #include "amq.h"
 #include "check.h"
+#include "helpers.h"
 #include "bloom/bloom_internal.h"
 #include "spec.h"
 
@@ -15,13 +16,6 @@
 #include <string.h>
 
 static const amq_allocator *A = &amq_malloc_allocator;
-
-/* splitmix64: test inputs that are not themselves value hashes. */
-static uint64_t next_random(uint64_t *state)
-{
-	*state += 0x9e3779b97f4a7c15ULL;
-	return spec_mix64(*state);
-}
 
 /* Sets, in an expected payload, the bits FORMAT.md gives hash h. */
 static void spec_add(uint8_t *payload, uint64_t bits, uint32_t k, uint64_t h)
@@ -108,25 +102,22 @@ static void probes_agree(void)
 		memcpy(copy + 1, f.bytes, f.size);
 		CHECK(amq_filter_open(&shifted, copy + 1, f.size, &err) == AMQ_OK, "open copy");
 		amq_bloom_probe probe = amq_bloom_probe_for(&f);
-		int differ = 0, positive = 0, negative = 0;
+		struct probe_tally t = {0};
 		for (int i = 0; i < 200000; i++) {
 			uint64_t h = next_random(&state);
 			bool answer = amq_blocked_contains_portable(&f, h);
-			positive += answer;
-			negative += !answer;
-			differ += amq_bloom_contains(&f, h) != answer;
-			differ += amq_bloom_contains(&shifted, h) != answer;
-			differ += probe(&f, h) != answer;
+			tally_probe(&t, &f, probe, h, answer);
+			t.differ += amq_bloom_contains(&shifted, h) != answer;
 #ifdef AMQ_HAVE_AVX2_PROBE
 			if (amq_cpu_has_avx2()) {
-				differ += amq_blocked_contains_avx2(&f, h) != answer;
-				differ += amq_blocked_contains_avx2(&shifted, h) != answer;
+				t.differ += amq_blocked_contains_avx2(&f, h) != answer;
+				t.differ += amq_blocked_contains_avx2(&shifted, h) != answer;
 			}
 #endif
 		}
-		CHECK(differ == 0 && positive > 1000 && negative > 1000,
-		      "k %u: %d disagreements (%d positive, %d negative answers)", k, differ,
-		      positive, negative);
+		CHECK(t.differ == 0 && t.positive > 1000 && t.negative > 1000,
+		      "k %u: %d disagreements (%d positive, %d negative answers)", k, t.differ,
+		      t.positive, t.negative);
 		free(copy);
 		amq_filter_free(&f, A);
 	}

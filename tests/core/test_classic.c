@@ -8,19 +8,13 @@
  */
 #include "amq.h"
 #include "check.h"
+#include "helpers.h"
 #include "spec.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static const amq_allocator *A = &amq_malloc_allocator;
-
-/* splitmix64: test inputs that are not themselves value hashes. */
-static uint64_t next_random(uint64_t *state)
-{
-	*state += 0x9e3779b97f4a7c15ULL;
-	return spec_mix64(*state);
-}
 
 /* The k positions FORMAT.md gives hash h in a filter of m bits. */
 static void spec_positions(uint64_t m, uint32_t k, uint64_t h, uint64_t *out)
@@ -111,21 +105,17 @@ static void probes_follow_spec(void)
 		for (int i = 0; i < cases[c].adds; i++)
 			amq_bloom_add(&f, next_random(&state));
 		amq_bloom_probe probe = amq_bloom_probe_for(&f);
-		int differ = 0, positive = 0, negative = 0;
+		struct probe_tally t = {0};
 		/* The added values first (all present), then others. */
 		state = 1000 + c;
 		for (int i = 0; i < 100000; i++) {
 			uint64_t h = next_random(&state);
-			bool answer = spec_contains(&f, h);
-			positive += answer;
-			negative += !answer;
-			differ += amq_bloom_contains(&f, h) != answer;
-			differ += probe(&f, h) != answer;
+			tally_probe(&t, &f, probe, h, spec_contains(&f, h));
 		}
-		CHECK(differ == 0 && positive >= cases[c].adds && negative > 1000,
+		CHECK(t.differ == 0 && t.positive >= cases[c].adds && t.negative > 1000,
 		      "%llu bits, k %u, %d adds: %d disagreements (%d positive, %d negative)",
-		      (unsigned long long)cases[c].bits, cases[c].k, cases[c].adds, differ,
-		      positive, negative);
+		      (unsigned long long)cases[c].bits, cases[c].k, cases[c].adds, t.differ,
+		      t.positive, t.negative);
 		amq_filter_free(&f, A);
 	}
 }

@@ -7,6 +7,7 @@
  */
 #include "amq.h"
 #include "check.h"
+#include "helpers.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,13 +19,23 @@ static uint64_t h(int64_t i)
 	return amq_hash_int(i, 0);
 }
 
-/* A counting filter for capacity items at fpr. */
-static void counting(amq_filter *f, uint64_t capacity, double fpr)
+/* Adds value v to f `times` times. */
+static void add_times(amq_filter *f, int64_t v, int64_t times)
+{
+	amq_error err;
+	for (int64_t r = 0; r < times; r++)
+		amq_filter_add(f, h(v), &err);
+}
+
+/* A counting filter for capacity items at fpr, holding the values [from, to). */
+static void counting(amq_filter *f, uint64_t capacity, double fpr, int64_t from, int64_t to)
 {
 	amq_error err;
 	CHECK(amq_filter_create(f, AMQ_KIND_BLOOM, AMQ_LAYOUT_COUNTING, capacity, fpr, 0, A,
 				&err) == AMQ_OK,
 	      "create: %s", err.message);
+	for (int64_t i = from; i < to; i++)
+		amq_filter_add(f, h(i), &err);
 }
 
 /* xorshift64*: a deterministic shuffle on every platform. */
@@ -48,7 +59,7 @@ static void test_classic_shape(void)
 {
 	amq_filter c, k;
 	amq_error err;
-	counting(&c, 5000, 0.01);
+	counting(&c, 5000, 0.01, 0, 0);
 	amq_bloom_create(&k, 5000, 0.01, AMQ_LAYOUT_CLASSIC, 0, A, &err);
 	CHECK(c.cells == k.cells && c.hashes == k.hashes, "m %llu k %u vs classic m %llu k %u",
 	      (unsigned long long)c.cells, c.hashes, (unsigned long long)k.cells, k.hashes);
@@ -62,8 +73,7 @@ static void test_classic_shape(void)
 		differ += (counter(&c, i) != 0) != ((k.payload[i / 8] >> (i % 8)) & 1);
 	CHECK(differ == 0, "%llu counters disagree with the classic bits",
 	      (unsigned long long)differ);
-	amq_filter_free(&c, A);
-	amq_filter_free(&k, A);
+	free_filters(&c, &k);
 }
 
 /* 1M values: fpr <= 1.15p; delete a random half in random order and every
@@ -74,9 +84,7 @@ static void test_million(void)
 	const double p = 0.01;
 	amq_filter f;
 	amq_error err;
-	counting(&f, (uint64_t)n, p);
-	for (int64_t i = 0; i < n; i++)
-		amq_filter_add(&f, h(i), &err);
+	counting(&f, (uint64_t)n, p, 0, n);
 	uint64_t missing = 0, positives = 0;
 	for (int64_t i = 0; i < n; i++)
 		missing += !amq_filter_contains(&f, h(i));
@@ -121,16 +129,13 @@ static void test_million(void)
 static void test_saturation(void)
 {
 	amq_filter f;
+	counting(&f, 1000, 0.01, 1, 501);
+	add_times(&f, 0, 20);
 	amq_error err;
-	bool removed;
-	counting(&f, 1000, 0.01);
-	for (int64_t i = 1; i <= 500; i++)
-		amq_filter_add(&f, h(i), &err);
-	for (int r = 0; r < 20; r++)
-		amq_filter_add(&f, h(0), &err);
 	uint64_t count;
 	amq_filter_frequency(&f, h(0), &count, &err);
 	CHECK(count >= 20, "frequency %llu after 20 adds", (unsigned long long)count);
+	bool removed;
 	for (int r = 0; r < 20; r++)
 		amq_filter_remove(&f, h(0), &removed, &err);
 	uint64_t missing = 0;
@@ -150,12 +155,11 @@ static void test_saturation(void)
 static void test_frequency(void)
 {
 	amq_filter f;
+	counting(&f, 20000, 0.01, 0, 0);
+	for (int64_t i = 0; i < 10000; i++)
+		add_times(&f, i, i % 20);
 	amq_error err;
 	bool removed;
-	counting(&f, 20000, 0.01);
-	for (int64_t i = 0; i < 10000; i++)
-		for (int64_t r = 0; r < i % 20; r++)
-			amq_filter_add(&f, h(i), &err);
 	for (int64_t i = 0; i < 10000; i += 3)
 		if (i % 20 > 0)
 			amq_filter_remove(&f, h(i), &removed, &err);
@@ -187,8 +191,7 @@ static void test_frequency(void)
 	CHECK(amq_filter_remove(&copy, h(absent), &removed, &err) == AMQ_OK && !removed &&
 		  memcmp(copy.bytes, f.bytes, f.size) == 0 && copy.items == f.items,
 	      "deleting an absent value changes nothing");
-	amq_filter_free(&copy, A);
-	amq_filter_free(&f, A);
+	free_filters(&copy, &f);
 }
 
 /* Union adds counters (saturating): the union of two parts is the filter of
@@ -197,9 +200,9 @@ static void test_combine(void)
 {
 	amq_filter a, b, whole;
 	amq_error err;
-	counting(&a, 3000, 0.01);
-	counting(&b, 3000, 0.01);
-	counting(&whole, 3000, 0.01);
+	counting(&a, 3000, 0.01, 0, 0);
+	counting(&b, 3000, 0.01, 0, 0);
+	counting(&whole, 3000, 0.01, 0, 0);
 	for (int64_t i = 0; i < 3000; i++) {
 		for (int r = 0; r <= i % 12; r++) {
 			amq_filter_add(i % 2 ? &a : &b, h(i), &err);
@@ -225,11 +228,7 @@ static void test_combine(void)
 	CHECK(amq_filter_union_into(&a, &classic, &err) == AMQ_INCOMPATIBLE &&
 		  strstr(err.message, "counting") != NULL && strstr(err.message, "classic") != NULL,
 	      "counting with classic: %s", err.message);
-	amq_filter_free(&classic, A);
-	amq_filter_free(&u, A);
-	amq_filter_free(&a, A);
-	amq_filter_free(&b, A);
-	amq_filter_free(&whole, A);
+	free_filters(&classic, &u, &a, &b, &whole);
 }
 
 /* Written as format version 2; version 1 never had the layout; 3 is newer. */
@@ -237,8 +236,7 @@ static void test_format(void)
 {
 	amq_filter f, g;
 	amq_error err;
-	counting(&f, 100, 0.01);
-	amq_filter_add(&f, h(1), &err);
+	counting(&f, 100, 0.01, 1, 2);
 	amq_filter_seal(&f);
 	CHECK(f.bytes[4] == 2 && f.bytes[6] == AMQ_LAYOUT_COUNTING, "version 2, layout 2");
 	CHECK(amq_filter_read(&g, f.bytes, f.size, AMQ_KIND_BLOOM, false, "bloom_contains",
@@ -248,49 +246,19 @@ static void test_format(void)
 	amq_filter_info_json(&f, json, sizeof(json));
 	CHECK(strstr(json, "\"layout\":\"counting\"") && strstr(json, "\"format_version\":2}"),
 	      "info %s", json);
-	f.bytes[4] = 1;
-	CHECK(amq_filter_open(&g, f.bytes, f.size, &err) == AMQ_INVALID_FILTER &&
-		  strcmp(err.message,
-			 "invalid amq filter: format version 1 has no counting bloom layout") == 0,
+	CHECK(refused_as_version(
+		  &f, 1, "invalid amq filter: format version 1 has no counting bloom layout", &err),
 	      "version 1: %s", err.message);
-	f.bytes[4] = 4;
-	CHECK(amq_filter_open(&g, f.bytes, f.size, &err) == AMQ_INVALID_FILTER &&
-		  strcmp(err.message, "amq filter format version 4 was written by a newer amq "
-				      "(this build reads versions 1 to 3)") == 0,
+	CHECK(refused_as_version(&f, 4,
+				 "amq filter format version 4 was written by a newer amq "
+				 "(this build reads versions 1 to 3)",
+				 &err),
 	      "version 4: %s", err.message);
 	amq_filter_free(&f, A);
 	/* Classic, blocked and cuckoo filters are still written as version 1. */
 	amq_bloom_create(&f, 100, 0.01, AMQ_LAYOUT_BLOCKED, 0, A, &err);
 	CHECK(f.bytes[4] == 1, "blocked: version 1");
 	amq_filter_free(&f, A);
-}
-
-/* A builder of n rows of values i % distinct, fed in an order given by step,
- * optionally split in two merged halves (through serialization). */
-static void build(uint64_t capacity, int64_t n, int64_t distinct, int64_t step, bool split,
-		  amq_filter *out)
-{
-	amq_builder b[2];
-	amq_error err;
-	for (int i = 0; i < 2; i++)
-		amq_builder_init(&b[i], AMQ_KIND_BLOOM, AMQ_LAYOUT_COUNTING, 0.01, capacity, 0, A,
-				 &err);
-	for (int64_t r = 0; r < n; r++) {
-		int64_t row = (r * step) % n;
-		amq_builder_add(&b[split && r % 2], h(row % distinct), &err);
-	}
-	uint8_t *state;
-	size_t len;
-	amq_builder copy;
-	amq_builder_serialize(&b[1], &state, &len, &err);
-	CHECK(amq_builder_deserialize(&copy, state, len, A, &err) == AMQ_OK, "deserialize: %s",
-	      err.message);
-	free(state);
-	CHECK(amq_builder_merge(&b[0], &copy, &err) == AMQ_OK, "merge: %s", err.message);
-	CHECK(amq_builder_finish(&b[0], out, &err) == AMQ_OK, "finish: %s", err.message);
-	amq_builder_free(&copy);
-	amq_builder_free(&b[0]);
-	amq_builder_free(&b[1]);
 }
 
 /* Aggregates count every row, sized for the distinct values or streaming,
@@ -300,8 +268,8 @@ static void test_builder(void)
 	for (uint64_t capacity = 0; capacity <= 2000; capacity += 2000) {
 		amq_filter a, b;
 		amq_error err;
-		build(capacity, 10000, 1000, 1, false, &a);
-		build(capacity, 10000, 1000, 7919, true, &b);
+		aggregate(AMQ_LAYOUT_COUNTING, capacity, 10000, 1000, 1, false, true, &a);
+		aggregate(AMQ_LAYOUT_COUNTING, capacity, 10000, 1000, 7919, true, true, &b);
 		CHECK(a.size == b.size && memcmp(a.bytes, b.bytes, a.size) == 0,
 		      "capacity %llu: same bytes for another order and split",
 		      (unsigned long long)capacity);
@@ -314,8 +282,7 @@ static void test_builder(void)
 		}
 		CHECK(below == 0, "capacity %llu: %llu values below their 10 rows",
 		      (unsigned long long)capacity, (unsigned long long)below);
-		amq_filter_free(&a, A);
-		amq_filter_free(&b, A);
+		free_filters(&a, &b);
 	}
 }
 

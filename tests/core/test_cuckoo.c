@@ -9,6 +9,7 @@
  */
 #include "amq.h"
 #include "check.h"
+#include "helpers.h"
 #include "spec.h"
 
 #include <math.h>
@@ -24,15 +25,6 @@
 #define MILLION (1000000 / SCALE)
 
 static const amq_allocator *A = &amq_malloc_allocator;
-
-/* Hash number i of stream s: distinct (s, i) give distinct hashes. */
-static uint64_t key(uint64_t s, uint64_t i)
-{
-	uint64_t x = (s << 40) + i;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
 
 /* ---- the format as docs/FORMAT.md states it, written independently ---- */
 
@@ -71,24 +63,6 @@ static bool spec_stored(const amq_filter *f, uint64_t h)
 
 /* ---- helpers ---- */
 
-/* A copy of f's buffer, to compare against after an operation. */
-static uint8_t *snapshot(const amq_filter *f)
-{
-	uint8_t *copy = malloc(f->size);
-	memcpy(copy, f->bytes, f->size);
-	return copy;
-}
-
-/* Adds hashes (s, 0..) until one fails or `limit` succeed; returns the number added. */
-static uint64_t fill(amq_filter *f, uint64_t s, uint64_t limit)
-{
-	amq_error err;
-	uint64_t i = 0;
-	while (i < limit && amq_cuckoo_add(f, key(s, i), &err) == AMQ_OK)
-		i++;
-	return i;
-}
-
 /* Fraction of `probes` hashes of stream s that the filter claims. */
 static double measured_fpr(const amq_filter *f, uint64_t s, uint64_t probes)
 {
@@ -96,6 +70,31 @@ static double measured_fpr(const amq_filter *f, uint64_t s, uint64_t probes)
 	for (uint64_t i = 0; i < probes; i++)
 		hits += amq_cuckoo_contains(f, key(s, i));
 	return (double)hits / (double)probes;
+}
+
+/* Whether the filter st reports on was made; records a failure, with what
+ * made it and err's message, when it was not. */
+static bool made(amq_status st, const char *what, const amq_error *err)
+{
+	if (st != AMQ_OK)
+		CHECK(0, "%s: %s", what, err->message);
+	return st == AMQ_OK;
+}
+
+/* A b4 filter for capacity items at p; false (a failed check) when none is made. */
+static bool b4_filter(amq_filter *f, uint64_t capacity, double p)
+{
+	amq_error err;
+	return made(amq_cuckoo_create(f, AMQ_LAYOUT_CLASSIC, capacity, p, 0, A, &err), "create",
+		    &err);
+}
+
+/* A b4 filter of `buckets` buckets of `bits`-bit fingerprints, as b4_filter. */
+static bool b4_exact(amq_filter *f, uint64_t buckets, uint32_t bits)
+{
+	amq_error err;
+	return made(amq_cuckoo_create_exact(f, AMQ_LAYOUT_CLASSIC, buckets, bits, 0, A, &err),
+		    "create_exact", &err);
 }
 
 /* Checks the exact error of a failed add. */
@@ -125,9 +124,7 @@ static void check_round_trip(amq_filter *f, uint64_t s, uint64_t n)
 		CHECK(g.kind == AMQ_KIND_CUCKOO && g.hashes == f->hashes && g.cells == f->cells &&
 			  g.items == f->items && g.payload_size == f->payload_size,
 		      "reopened header differs");
-		uint64_t missing = 0;
-		for (uint64_t i = 0; i < n; i++)
-			missing += !amq_cuckoo_contains(&g, key(s, i));
+		uint64_t missing = missing_of(&g, s, n);
 		CHECK(missing == 0, "%llu items missing after reopen", (unsigned long long)missing);
 	}
 	free(copy);
@@ -186,36 +183,40 @@ static void test_sizing(void)
 		amq_filter_free(&f, A);
 	}
 
+	/* Refused sizes: an fpr outside (0, 1), a capacity too large for the
+	 * table, and for exact sizing no buckets or a width outside 4..32. */
+	static const struct {
+		uint64_t capacity;
+		double fpr;
+		amq_status want;
+		const char *what;
+	} bad_sizes[] = {
+	    {100, 0.0, AMQ_INVALID_ARGUMENT, "fpr 0"},
+	    {100, 1.0, AMQ_INVALID_ARGUMENT, "fpr 1"},
+	    {100, NAN, AMQ_INVALID_ARGUMENT, "fpr NaN"},
+	    {1000000000000ULL, 0.01, AMQ_TOO_LARGE, "capacity 1e12 must be too large"},
+	    {UINT64_MAX, 0.01, AMQ_TOO_LARGE, "capacity 2^64-1 must be too large"},
+	};
+	static const struct {
+		uint64_t buckets;
+		uint32_t bits;
+		const char *what;
+	} bad_exact[] = {{0, 8, "0 buckets"}, {10, 3, "3 bits"}, {10, 33, "33 bits"}};
 	amq_filter f;
 	amq_error err;
-	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 100, 0.0, 0, A, &err) ==
-		  AMQ_INVALID_ARGUMENT,
-	      "fpr 0");
-	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 100, 1.0, 0, A, &err) ==
-		  AMQ_INVALID_ARGUMENT,
-	      "fpr 1");
-	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 100, NAN, 0, A, &err) ==
-		  AMQ_INVALID_ARGUMENT,
-	      "fpr NaN");
+	for (size_t c = 0; c < sizeof(bad_sizes) / sizeof(bad_sizes[0]); c++)
+		CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, bad_sizes[c].capacity,
+					bad_sizes[c].fpr, 0, A, &err) == bad_sizes[c].want,
+		      "%s", bad_sizes[c].what);
 	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 0, 0.01, 0, A, &err) ==
 		      AMQ_INVALID_ARGUMENT &&
 		  strcmp(err.message, "capacity must be at least 1, got 0") == 0,
 	      "capacity 0: %s", err.message);
-	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 1000000000000ULL, 0.01, 0, A, &err) ==
-		  AMQ_TOO_LARGE,
-	      "capacity 1e12 must be too large");
-	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, UINT64_MAX, 0.01, 0, A, &err) ==
-		  AMQ_TOO_LARGE,
-	      "capacity 2^64-1 must be too large");
-	CHECK(amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, 0, 8, 0, A, &err) ==
-		  AMQ_INVALID_ARGUMENT,
-	      "0 buckets");
-	CHECK(amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, 10, 3, 0, A, &err) ==
-		  AMQ_INVALID_ARGUMENT,
-	      "3 bits");
-	CHECK(amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, 10, 33, 0, A, &err) ==
-		  AMQ_INVALID_ARGUMENT,
-	      "33 bits");
+	for (size_t c = 0; c < sizeof(bad_exact) / sizeof(bad_exact[0]); c++)
+		CHECK(amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, bad_exact[c].buckets,
+					      bad_exact[c].bits, 0, A,
+					      &err) == AMQ_INVALID_ARGUMENT,
+		      "%s", bad_exact[c].what);
 }
 
 /* The payload is exactly what the documented layout gives while no add needs
@@ -261,11 +262,8 @@ static void test_layout(uint64_t buckets, uint32_t bits)
 static void test_fpr(double p)
 {
 	amq_filter f;
-	amq_error err;
-	if (amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, MILLION, p, 0, A, &err) != AMQ_OK) {
-		CHECK(0, "create: %s", err.message);
+	if (!b4_filter(&f, MILLION, p))
 		return;
-	}
 	/* The spare buckets put capacity at 94.8%: fill on to exactly 95%. */
 	uint64_t target = f.cells * 4 * 95 / 100;
 	uint64_t added = fill(&f, 1, target);
@@ -292,11 +290,8 @@ static void test_fill_load(double p, uint64_t capacity, int seeds)
 	double lowest = 1.0;
 	for (int s = 0; s < seeds; s++) {
 		amq_filter f;
-		amq_error err;
-		if (amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, capacity, p, 0, A, &err) != AMQ_OK) {
-			CHECK(0, "create: %s", err.message);
+		if (!b4_filter(&f, capacity, p))
 			return;
-		}
 		uint64_t added = fill(&f, 100 + (uint64_t)s, f.cells * 4);
 		double load = amq_cuckoo_load(&f);
 		lowest = load < lowest ? load : lowest;
@@ -322,10 +317,8 @@ static void test_failed_add(uint64_t capacity, int attempts)
 	const uint64_t extra = 1000000;
 	amq_filter f;
 	amq_error err;
-	if (amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, capacity, 0.01, 0, A, &err) != AMQ_OK) {
-		CHECK(0, "create: %s", err.message);
+	if (!b4_filter(&f, capacity, 0.01))
 		return;
-	}
 	uint64_t added = fill(&f, 3, UINT64_MAX);
 	double first_failure = amq_cuckoo_load(&f);
 	bool *ok = calloc(extra, sizeof(bool));
@@ -363,8 +356,7 @@ static void test_failed_add(uint64_t capacity, int attempts)
 	uint64_t lost = 0;
 	for (uint64_t i = 0; i < next; i++)
 		lost += ok[i] && !amq_cuckoo_contains(&f, key(4, i));
-	for (uint64_t i = 0; i < added; i++)
-		lost += !amq_cuckoo_contains(&f, key(3, i));
+	lost += missing_of(&f, 3, added);
 	CHECK(lost == 0, "%llu items lost", (unsigned long long)lost);
 	check_round_trip(&f, 3, added);
 	free(ok);
@@ -378,10 +370,8 @@ static void test_copies(void)
 {
 	amq_filter f;
 	amq_error err;
-	if (amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 1000, 0.01, 0, A, &err) != AMQ_OK) {
-		CHECK(0, "create: %s", err.message);
+	if (!b4_filter(&f, 1000, 0.01))
 		return;
-	}
 	uint64_t others = fill(&f, 5, 500);
 	uint64_t h = 0;
 	for (uint64_t i = 0; h == 0; i++) {
@@ -412,19 +402,15 @@ static void test_copies(void)
 	}
 	CHECK(!amq_cuckoo_contains(&f, h), "absent after deleting every copy");
 	CHECK(!amq_cuckoo_delete(&f, h), "nothing left to delete");
-	uint64_t lost = 0;
-	for (uint64_t i = 0; i < others; i++)
-		lost += !amq_cuckoo_contains(&f, key(5, i));
+	uint64_t lost = missing_of(&f, 5, others);
 	CHECK(lost == 0, "%llu other items lost", (unsigned long long)lost);
 	check_round_trip(&f, 5, others);
 	free(before);
 	amq_filter_free(&f, A);
 
 	/* One bucket: i1 == i2, so 4 copies fit and count sees each once. */
-	if (amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, 1, 12, 0, A, &err) != AMQ_OK) {
-		CHECK(0, "create_exact: %s", err.message);
+	if (!b4_exact(&f, 1, 12))
 		return;
-	}
 	for (uint32_t n = 1; n <= 4; n++) {
 		CHECK(amq_cuckoo_add(&f, h, &err) == AMQ_OK, "copy %u in one bucket", n);
 		CHECK(amq_cuckoo_count(&f, h) == n, "one bucket: count %u, want %u",
@@ -444,10 +430,8 @@ static void test_delete(void)
 	const uint64_t n = 100000 / SCALE;
 	amq_filter f;
 	amq_error err;
-	if (amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, n, 0.001, 0, A, &err) != AMQ_OK) {
-		CHECK(0, "create: %s", err.message);
+	if (!b4_filter(&f, n, 0.001))
 		return;
-	}
 	CHECK(fill(&f, 7, n) == n, "fill %llu", (unsigned long long)n);
 	CHECK(amq_cuckoo_add(&f, key(7, 0), &err) == AMQ_OK, "second copy of item 0");
 
@@ -492,12 +476,8 @@ static void test_extreme_bits(uint32_t bits)
 {
 	const uint64_t n = 200000 / SCALE;
 	amq_filter f;
-	amq_error err;
-	if (amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, (n * 5 + 18) / 19, bits, 0, A, &err) !=
-	    AMQ_OK) {
-		CHECK(0, "create_exact: %s", err.message);
+	if (!b4_exact(&f, (n * 5 + 18) / 19, bits))
 		return;
-	}
 	CHECK(fill(&f, 9, n) == n, "%u bits: fill to capacity", bits);
 	uint64_t missing = 0, outside = 0;
 	for (uint64_t i = 0; i < n; i++) {
@@ -530,11 +510,8 @@ static void test_extreme_bits(uint32_t bits)
 static void test_bits_per_item(double p)
 {
 	amq_filter f;
-	amq_error err;
-	if (amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 1000000, p, 0, A, &err) != AMQ_OK) {
-		CHECK(0, "create: %s", err.message);
+	if (!b4_filter(&f, 1000000, p))
 		return;
-	}
 	double per_item = 8.0 * (double)f.payload_size / 1e6;
 	double theory = (log2(1 / p) + 3) / 0.95;
 	/* The fingerprint is a whole number of bits, ceil(log2(1/p) + 3). */
@@ -554,11 +531,8 @@ static void test_bits_per_item(double p)
 static void test_load_and_expected_fpr(void)
 {
 	amq_filter f;
-	amq_error err;
-	if (amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, 250, 9, 0, A, &err) != AMQ_OK) {
-		CHECK(0, "create_exact: %s", err.message);
+	if (!b4_exact(&f, 250, 9))
 		return;
-	}
 	CHECK(amq_cuckoo_load(&f) == 0 && amq_cuckoo_expected_fpr(&f) == 0, "empty filter");
 	CHECK(fill(&f, 12, 800) == 800, "fill 800");
 	double want = 1 - pow(1 - 1.0 / 511, 8 * 0.8);
@@ -567,6 +541,7 @@ static void test_load_and_expected_fpr(void)
 	      "expected fpr %.15g, want %.15g", amq_cuckoo_expected_fpr(&f), want);
 	amq_filter_free(&f, A);
 
+	amq_error err;
 	CHECK(amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, 1000, 32, 0, A, &err) == AMQ_OK,
 	      "32-bit filter");
 	CHECK(fill(&f, 12, 3000) == 3000, "fill a 32-bit filter to 75%%");
@@ -581,25 +556,18 @@ static void test_load_and_expected_fpr(void)
 static void test_deterministic(void)
 {
 	amq_filter f, g;
-	amq_error err;
-	if (amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 5000, 0.01, 0, A, &err) != AMQ_OK ||
-	    amq_cuckoo_create(&g, AMQ_LAYOUT_CLASSIC, 5000, 0.01, 0, A, &err) != AMQ_OK) {
-		CHECK(0, "create: %s", err.message);
+	if (!b4_filter(&f, 5000, 0.01) || !b4_filter(&g, 5000, 0.01))
 		return;
-	}
 	uint64_t nf = fill(&f, 13, UINT64_MAX), ng = fill(&g, 13, UINT64_MAX);
 	amq_filter_seal(&f);
 	amq_filter_seal(&g);
 	CHECK(nf == ng && f.size == g.size && memcmp(f.bytes, g.bytes, f.size) == 0,
 	      "two builds from the same adds differ");
-	uint64_t digest = 0xcbf29ce484222325ULL;
-	for (uint64_t b = 0; b < f.payload_size; b++)
-		digest = (digest ^ f.payload[b]) * 0x100000001b3ULL;
+	uint64_t digest = payload_fnv1a(&f);
 	printf("cuckoo known answer: %llu items, payload fnv1a %016llx\n", (unsigned long long)nf,
 	       (unsigned long long)digest);
 	CHECK(nf == 5268 && digest == 0x651c2ffa3809c012ULL, "known answer changed");
-	amq_filter_free(&f, A);
-	amq_filter_free(&g, A);
+	free_filters(&f, &g);
 }
 
 int main(void)

@@ -12,6 +12,7 @@
  */
 #include "amq.h"
 #include "check.h"
+#include "helpers.h"
 #include "cuckoo/cuckoo_table.h"
 #include "format/variant.h"
 #include "spec.h"
@@ -76,31 +77,14 @@ static void registry_layouts(void)
 	      (size_t)NSPEC);
 }
 
-/* Hash number i of stream s: distinct (s, i) give distinct hashes. */
-static uint64_t key(uint64_t s, uint64_t i)
-{
-	uint64_t x = (s << 40) + i;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
-/* Adds hashes (s, 0..) until one fails or `limit` succeed; returns the number added. */
-static uint64_t fill(amq_filter *f, uint64_t s, uint64_t limit)
+/* A filter of layout l for capacity items at p, given hashes (s, 0..) until
+ * one fails or `limit` are added; returns the number added. */
+static uint64_t filled(amq_filter *f, const struct layout *l, uint64_t capacity, double p,
+		       uint64_t s, uint64_t limit)
 {
 	amq_error err;
-	uint64_t i = 0;
-	while (i < limit && amq_cuckoo_add(f, key(s, i), &err) == AMQ_OK)
-		i++;
-	return i;
-}
-
-static uint64_t missing_of(const amq_filter *f, uint64_t s, uint64_t n)
-{
-	uint64_t missing = 0;
-	for (uint64_t i = 0; i < n; i++)
-		missing += !amq_cuckoo_contains(f, key(s, i));
-	return missing;
+	amq_cuckoo_create(f, l->layout, capacity, p, 0, A, &err);
+	return fill(f, s, limit);
 }
 
 /* ---- the format as docs/FORMAT.md states it, written independently ---- */
@@ -301,9 +285,8 @@ static void reaches_load(void)
 		double lowest = 1.0;
 		for (int seed = 0; seed < 3; seed++) {
 			amq_filter f;
-			amq_error err;
-			amq_cuckoo_create(&f, L->layout, capacity, 0.01, 0, A, &err);
-			uint64_t added = fill(&f, 100 + (uint64_t)seed, UINT64_MAX);
+			uint64_t added =
+			    filled(&f, L, capacity, 0.01, 100 + (uint64_t)seed, UINT64_MAX);
 			CHECK(added >= capacity, "%s: only %llu of capacity %llu fit", L->name,
 			      (unsigned long long)added, (unsigned long long)capacity);
 			double load = amq_cuckoo_load(&f);
@@ -327,10 +310,8 @@ static void small_filters(void)
 		for (size_t c = 0; c < sizeof(capacities) / sizeof(capacities[0]); c++)
 			for (uint64_t t = 0; t < 300 / SCALE; t++) {
 				amq_filter f;
-				amq_error err;
-				amq_cuckoo_create(&f, LAYOUTS[l]->layout, capacities[c], 0.01, 0, A,
-						  &err);
-				failed += fill(&f, 1000 + t, capacities[c]) != capacities[c];
+				failed += filled(&f, LAYOUTS[l], capacities[c], 0.01, 1000 + t,
+						 capacities[c]) != capacities[c];
 				amq_filter_free(&f, A);
 			}
 		CHECK(failed == 0, "%s: %d small filters refused an add below capacity",
@@ -346,11 +327,9 @@ static void failed_adds_change_nothing(void)
 		const struct layout *L = LAYOUTS[l];
 		amq_filter f;
 		amq_error err;
-		amq_cuckoo_create(&f, L->layout, 20000, 0.01, 0, A, &err);
-		uint64_t added = fill(&f, 7, UINT64_MAX);
+		uint64_t added = filled(&f, L, 20000, 0.01, 7, UINT64_MAX);
 		amq_filter_seal(&f);
-		uint8_t *before = malloc(f.size);
-		memcpy(before, f.bytes, f.size);
+		uint8_t *before = snapshot(&f);
 		int failures = 0, changed = 0;
 		for (uint64_t i = 0; i < 300; i++) {
 			uint64_t items = f.items;
@@ -386,8 +365,7 @@ static void copies_and_deletes(void)
 		const struct layout *L = LAYOUTS[l];
 		amq_filter f;
 		amq_error err;
-		amq_cuckoo_create(&f, L->layout, 3000, 0.001, 0, A, &err);
-		uint64_t n = fill(&f, 5, 300);
+		uint64_t n = filled(&f, L, 3000, 0.001, 5, 300);
 		uint64_t h = key(6, 0);
 		for (uint32_t c = 1; c <= 2 * L->slots; c++) {
 			CHECK(amq_cuckoo_add(&f, h, &err) == AMQ_OK, "%s: copy %u", L->name, c);
@@ -500,8 +478,7 @@ static void semisorted_every_size(void)
 		if (probes)
 			CHECK(fabs(measured - exact) <= 0.15 * exact + 20.0 / (double)probes,
 			      "f = %u: measured %g, exact %g", bits, measured, exact);
-		amq_filter_free(&plain, A);
-		amq_filter_free(&f, A);
+		free_filters(&plain, &f);
 	}
 }
 
@@ -556,12 +533,8 @@ static void known_answers(void)
 					     0x096d9490bd628069ULL, 0xb66e441bc3d215dfULL};
 	for (size_t l = 0; l < NLAYOUTS; l++) {
 		amq_filter f;
-		amq_error err;
-		amq_cuckoo_create(&f, LAYOUTS[l]->layout, 5000, 0.01, 0, A, &err);
-		uint64_t n = fill(&f, 13, UINT64_MAX);
-		uint64_t digest = 0xcbf29ce484222325ULL;
-		for (uint64_t b = 0; b < f.payload_size; b++)
-			digest = (digest ^ f.payload[b]) * 0x100000001b3ULL;
+		uint64_t n = filled(&f, LAYOUTS[l], 5000, 0.01, 13, UINT64_MAX);
+		uint64_t digest = payload_fnv1a(&f);
 		printf("cuckoo %s known answer: %llu items, payload fnv1a %016llx\n",
 		       LAYOUTS[l]->name, (unsigned long long)n, (unsigned long long)digest);
 		CHECK(digest == want[LAYOUTS[l] - SPEC], "%s: known answer changed",

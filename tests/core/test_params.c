@@ -16,32 +16,29 @@ static amq_status parse(amq_kind kind, const char *name, amq_layout *out, amq_er
 
 static void accepted_layouts(void)
 {
-	amq_layout layout = (amq_layout)99;
+	static const struct {
+		amq_kind kind;
+		const char *name;
+		amq_layout layout;
+		const char *what;
+	} accepted[] = {
+	    {AMQ_KIND_BLOOM, "blocked", AMQ_LAYOUT_BLOCKED, "bloom 'blocked'"},
+	    {AMQ_KIND_BLOOM, "classic", AMQ_LAYOUT_CLASSIC, "bloom 'classic'"},
+	    {AMQ_KIND_BLOOM, "counting", AMQ_LAYOUT_COUNTING, "bloom 'counting'"},
+	    {AMQ_KIND_BLOOM, "scalable", AMQ_LAYOUT_SCALABLE, "bloom 'scalable'"},
+	    {AMQ_KIND_CUCKOO, "b4", AMQ_LAYOUT_CLASSIC, "cuckoo 'b4' is the b = 4 table"},
+	    {AMQ_KIND_CUCKOO, "b2", AMQ_LAYOUT_CUCKOO_B2, "cuckoo 'b2'"},
+	    {AMQ_KIND_CUCKOO, "b8", AMQ_LAYOUT_CUCKOO_B8, "cuckoo 'b8'"},
+	    {AMQ_KIND_CUCKOO, "semisorted", AMQ_LAYOUT_SEMISORTED, "cuckoo 'semisorted'"},
+	};
+	amq_layout layout;
 	amq_error err;
-	CHECK(parse(AMQ_KIND_BLOOM, "blocked", &layout, &err) == AMQ_OK &&
-		  layout == AMQ_LAYOUT_BLOCKED,
-	      "bloom 'blocked'");
-	CHECK(parse(AMQ_KIND_BLOOM, "classic", &layout, &err) == AMQ_OK &&
-		  layout == AMQ_LAYOUT_CLASSIC,
-	      "bloom 'classic'");
-	CHECK(parse(AMQ_KIND_BLOOM, "counting", &layout, &err) == AMQ_OK &&
-		  layout == AMQ_LAYOUT_COUNTING,
-	      "bloom 'counting'");
-	CHECK(parse(AMQ_KIND_BLOOM, "scalable", &layout, &err) == AMQ_OK &&
-		  layout == AMQ_LAYOUT_SCALABLE,
-	      "bloom 'scalable'");
-	layout = (amq_layout)99;
-	CHECK(parse(AMQ_KIND_CUCKOO, "b4", &layout, &err) == AMQ_OK && layout == AMQ_LAYOUT_CLASSIC,
-	      "cuckoo 'b4' is the b = 4 table");
-	CHECK(parse(AMQ_KIND_CUCKOO, "b2", &layout, &err) == AMQ_OK &&
-		  layout == AMQ_LAYOUT_CUCKOO_B2,
-	      "cuckoo 'b2'");
-	CHECK(parse(AMQ_KIND_CUCKOO, "b8", &layout, &err) == AMQ_OK &&
-		  layout == AMQ_LAYOUT_CUCKOO_B8,
-	      "cuckoo 'b8'");
-	CHECK(parse(AMQ_KIND_CUCKOO, "semisorted", &layout, &err) == AMQ_OK &&
-		  layout == AMQ_LAYOUT_SEMISORTED,
-	      "cuckoo 'semisorted'");
+	for (size_t i = 0; i < sizeof(accepted) / sizeof(accepted[0]); i++) {
+		layout = (amq_layout)99;
+		CHECK(parse(accepted[i].kind, accepted[i].name, &layout, &err) == AMQ_OK &&
+			  layout == accepted[i].layout,
+		      "%s", accepted[i].what);
+	}
 	CHECK(parse(AMQ_KIND_BLOOM, "b2", &layout, &err) == AMQ_INVALID_ARGUMENT &&
 		  parse(AMQ_KIND_BLOOM, "semisorted", &layout, &err) == AMQ_INVALID_ARGUMENT,
 	      "cuckoo layouts are no bloom layouts");

@@ -7,6 +7,7 @@
  */
 #include "amq.h"
 #include "check.h"
+#include "helpers.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -150,13 +151,9 @@ static void test_schedule(void)
 	CHECK(strstr(json, "\"format_version\":2}") != NULL && f.bytes[4] == 2 && f.bytes[6] == 3,
 	      "format version 2, layout 3");
 	/* A header from format version 1 cannot name the layout. */
-	amq_filter g;
-	f.bytes[4] = 1;
-	CHECK(amq_filter_open(&g, f.bytes, f.size, &err) == AMQ_INVALID_FILTER &&
-		  strcmp(err.message,
-			 "invalid amq filter: format version 1 has no scalable bloom layout") == 0,
+	CHECK(refused_as_version(
+		  &f, 1, "invalid amq filter: format version 1 has no scalable bloom layout", &err),
 	      "%s", err.message);
-	f.bytes[4] = 2;
 	/* Without an allocator a full newest link refuses to grow. */
 	amq_filter copy;
 	amq_filter_clone(&copy, &f, A, &err);
@@ -167,6 +164,7 @@ static void test_schedule(void)
 		st = amq_filter_add(&copy, h(v), &err);
 	CHECK(st == AMQ_FILTER_FULL, "amq_filter_add cannot grow a chain");
 	amq_filter_free(&copy, A);
+	amq_filter g;
 	CHECK(amq_scalable_create(&g, 10, 0.01, 33, 0, A, &err) == AMQ_INVALID_ARGUMENT &&
 		  strcmp(err.message, "expansion must be between 1 and 32, got 33") == 0,
 	      "%s", err.message);
@@ -216,38 +214,7 @@ static void test_combine(void)
 	st = amq_filter_intersect_into(&view, &a, &err);
 	CHECK(st == AMQ_INCOMPATIBLE && strstr(err.message, "link 0 differs"),
 	      "intersect with a different link 0: %s", err.message);
-	amq_filter_free(&edited, A);
-	amq_filter_free(&blocked, A);
-	amq_filter_free(&a, A);
-	amq_filter_free(&b, A);
-	amq_filter_free(&c, A);
-}
-
-/* An aggregate of n rows of values i % distinct, in the order step gives,
- * optionally split in two halves merged through serialization. */
-static void build(uint64_t capacity, int64_t n, int64_t distinct, int64_t step, bool split,
-		  amq_filter *out)
-{
-	amq_builder b[2];
-	amq_error err;
-	for (int i = 0; i < 2; i++)
-		amq_builder_init(&b[i], AMQ_KIND_BLOOM, AMQ_LAYOUT_SCALABLE, 0.01, capacity, 0, A,
-				 &err);
-	for (int64_t r = 0; r < n; r++)
-		amq_builder_add(&b[split && r % 2], h(((r * step) % n) % distinct), &err);
-	if (split) {
-		uint8_t *state;
-		size_t len;
-		amq_builder copy;
-		amq_builder_serialize(&b[1], &state, &len, &err);
-		amq_builder_deserialize(&copy, state, len, A, &err);
-		free(state);
-		amq_builder_merge(&b[0], &copy, &err);
-		amq_builder_free(&copy);
-	}
-	CHECK(amq_builder_finish(&b[0], out, &err) == AMQ_OK, "finish: %s", err.message);
-	amq_builder_free(&b[0]);
-	amq_builder_free(&b[1]);
+	free_filters(&edited, &blocked, &a, &b, &c);
 }
 
 /* The aggregate collects the distinct hashes and adds them in an order that
@@ -257,8 +224,8 @@ static void test_builder(void)
 {
 	amq_filter a, b, manual;
 	amq_error err;
-	build(500, 20000, 5000, 1, false, &a);
-	build(500, 20000, 5000, 7919, true, &b);
+	aggregate(AMQ_LAYOUT_SCALABLE, 500, 20000, 5000, 1, false, false, &a);
+	aggregate(AMQ_LAYOUT_SCALABLE, 500, 20000, 5000, 7919, true, false, &b);
 	CHECK(a.size == b.size && memcmp(a.bytes, b.bytes, a.size) == 0,
 	      "same bytes for another order and split");
 	/* As good as the chain of the same values added one by one: the same
@@ -275,11 +242,9 @@ static void test_builder(void)
 	CHECK(missing == 0 && positives <= 0.0115 * 200000,
 	      "aggregate: %llu false negatives, fpr %.5f", (unsigned long long)missing,
 	      (double)positives / 200000);
-	amq_filter_free(&manual, A);
-	amq_filter_free(&a, A);
-	amq_filter_free(&b, A);
+	free_filters(&manual, &a, &b);
 	/* Without a capacity: one link sized for the distinct values. */
-	build(0, 3000, 1000, 1, true, &a);
+	aggregate(AMQ_LAYOUT_SCALABLE, 0, 3000, 1000, 1, true, false, &a);
 	char json[AMQ_INFO_MAX];
 	amq_filter_info_json(&a, json, sizeof(json));
 	CHECK(strstr(json, "\"links\":[{\"capacity\":1000,") && !strstr(json, "},{"),
