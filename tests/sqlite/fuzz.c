@@ -10,14 +10,21 @@
  * cache) and as a table column. Any memory error aborts the run; besides,
  * every call must end in a row or an error, and a blob that core rejects must
  * give exactly core's message for that blob. The functions come from core's
- * table (sql/function_list.h): a form names its function, which gives the
- * kind, and every function that takes a filter must have a form.
+ * table (sql/function_list.h): the forms that pass a filter derive from each
+ * row's arguments, and whether a valid filter must give a row from its
+ * operation and the capabilities of its kind's variants (core's registry),
+ * so a new function or kind is probed with no edit here; a short hand list
+ * adds the forms that do not derive. ?2, the valid filter of a function's
+ * kind, is the kind's first seed; a kind without a seed gets one from its
+ * aggregate.
  */
 #include "../core/check.h"
 #include "amq.h"
+#include "format/variant.h"
 #include "sql/functions.h"
 
 #include <sqlite3.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,7 +96,6 @@ static const char *const SEEDS[] = {
     "SELECT cuckoo_add(cuckoo_add(cuckoo_new(30, 0.3, 'semisorted'), 1), 1)",
 };
 #define NSEEDS (sizeof(SEEDS) / sizeof(SEEDS[0]))
-#define FIRST_CUCKOO_SEED 8 /* SEEDS before it build bloom filters */
 
 /* Changes one parsed header field of a valid filter and reseals it, so only
  * the checks after the checksum can catch the damage. */
@@ -199,15 +205,17 @@ static void later_row_error(const struct blob *b, const struct blob *first, cons
 }
 
 /* The SQL forms that pass a filter to a function: "SELECT <fn><call>", where
- * ?1 is the damaged blob and ?2 a valid filter of the function's kind.
- * reads_only: a valid blob must give a row. */
-struct probe {
-	const char *fn;	  /* the function that reads ?1, a row of core's table */
-	const char *call; /* its arguments and the rest of the statement */
-	bool reads_only;
+ * ?1 is the damaged blob and ?2 a valid filter of the function's kind. The
+ * ordinary forms come from each row of core's table (derive_forms); the
+ * forms it cannot derive are listed below (EXTRA_FORMS). */
+struct form {
+	char sql[160];
+	const amq_sql_function *fn; /* the function that reads ?1 */
 	/* ?1's name in its messages; NULL: ?1 is a later row's filter of a
 	 * bulk aggregate whose first row passes ?2 (later_row_error). */
 	const char *arg;
+	bool reads_only; /* a valid blob must give a row */
+	sqlite3_stmt *stmt;
 };
 
 /* Rows of two or more values: later rows see a changed state. */
@@ -217,111 +225,251 @@ struct probe {
 /* The non-constant path: the filter is a column, parsed on every row. */
 #define FROM_COLUMN " FROM blobs, (SELECT 7 AS v UNION ALL SELECT 'x')"
 
+/* An extra form: a NULL value leaves the filter as it is, so a valid one
+ * gives a row whatever the function does. */
+#define NULL_VALUE 1u
+/* The function's derived form is not run; this one is. */
+#define INSTEAD 2u
+
+struct extra_form {
+	const char *fn;	  /* a row of core's table */
+	const char *call; /* its arguments and the rest of the statement */
+	const char *arg;  /* as struct form's */
+	unsigned flags;
+};
+
 /* clang-format off */
-static const struct probe PROBES[] = {
-    {"bloom_contains", "(?1, 7)", true, "filter"},
-    {"bloom_add", "(?1, 7)", true, "filter"},
-    {"bloom_add", "(?1, NULL)", true, "filter"},
-    {"bloom_union", "(?1, ?2)", false, "first filter"},
-    {"bloom_union", "(?2, ?1)", false, "second filter"},
-    {"bloom_intersect", "(?1, ?2)", false, "first filter"},
-    {"bloom_intersect", "(?2, ?1)", false, "second filter"},
-    {"bloom_union_agg", "(f)" AFTER_VALID, false, "filter"},
-    {"bloom_count", "(?1)", true, "filter"},
-    {"bloom_fpr", "(?1)", true, "filter"},
-    {"bloom_info", "(?1)", true, "filter"},
-    /* Valid for counting filters only, so not read-only in general. */
-    {"bloom_delete", "(?1, 7)", false, "filter"},
-    {"bloom_delete", "(?1, NULL)", true, "filter"},
-    {"bloom_frequency", "(?1, 7)", false, "filter"},
-    {"cuckoo_contains", "(?1, 7)", true, "filter"},
-    {"cuckoo_count", "(?1, 7)", true, "filter"},
-    {"cuckoo_add", "(?1, 7)", false, "filter"},
-    {"cuckoo_delete", "(?1, 7)", true, "filter"},
-    {"cuckoo_delete", "(?1, NULL)", true, "filter"},
-    {"cuckoo_info", "(?1)", true, "filter"},
-    {"cuckoo_add_unique", "(?1, 7)", false, "filter"},
+static const struct extra_form EXTRA_FORMS[] = {
+    {"bloom_add", "(?1, NULL)", "filter", NULL_VALUE},
+    {"bloom_delete", "(?1, NULL)", "filter", NULL_VALUE},
+    {"cuckoo_delete", "(?1, NULL)", "filter", NULL_VALUE},
+    /* In place of the derived two rows of values: one row, and a NULL
+     * second value. */
+    {"bloom_delete_agg", "(?1, 7)", "filter", INSTEAD},
+    {"cuckoo_add_agg", "(?1, v)" TWO_VALUES("7", "NULL"), "filter", INSTEAD},
     /* The bulk aggregates read the first row's filter; later rows pass
      * the damaged blob after a valid one (the same-filter rule). */
-    {"bloom_add_agg", "(?1, v)" TWO_VALUES("7", "'x'"), true, "filter"},
-    {"bloom_delete_agg", "(?1, 7)", false, "filter"},
-    {"cuckoo_add_agg", "(?1, v)" TWO_VALUES("7", "NULL"), false, "filter"},
-    {"cuckoo_delete_agg", "(?1, v)" TWO_VALUES("7", "'x'"), true, "filter"},
-    {"bloom_add_agg", "(f, 7)" AFTER_VALID, true, NULL},
-    {"cuckoo_delete_agg", "(f, 7)" AFTER_VALID, true, NULL},
-    {"bloom_contains", "(f, v)" FROM_COLUMN, true, "filter"},
-    {"cuckoo_count", "(f, v)" FROM_COLUMN, true, "filter"},
+    {"bloom_add_agg", "(f, 7)" AFTER_VALID, NULL, 0},
+    {"cuckoo_delete_agg", "(f, 7)" AFTER_VALID, NULL, 0},
+    {"bloom_contains", "(f, v)" FROM_COLUMN, "filter", 0},
+    {"cuckoo_count", "(f, v)" FROM_COLUMN, "filter", 0},
 };
 /* clang-format on */
-#define NPROBES (sizeof(PROBES) / sizeof(PROBES[0]))
+#define NEXTRA (sizeof(EXTRA_FORMS) / sizeof(EXTRA_FORMS[0]))
 
-/* A probe ready to run: its statement and its function's row. */
-struct form {
-	char sql[160];
-	const amq_sql_function *fn;
-	sqlite3_stmt *stmt;
-};
+/* Kinds whose adds may fail on a valid filter: a cuckoo table fills up. */
+static const amq_kind ADDS_MAY_FAIL[] = {AMQ_KIND_CUCKOO};
 
-/* Prepares every probe; false (having said why) when a probe names a
- * function core's table lacks, or a function of the table that takes a
- * filter has no probe. */
-static bool prepare_forms(struct form *forms)
+/* True when every variant of kind (core's registry) has what op needs for
+ * any value: add, remove or frequency. */
+static bool every_variant_can(amq_kind kind, amq_sql_op op)
 {
-	for (size_t i = 0; i < NPROBES; i++) {
-		forms[i].fn = amq_sql_function_named(PROBES[i].fn);
-		snprintf(forms[i].sql, sizeof(forms[i].sql), "SELECT %s%s", PROBES[i].fn,
-			 PROBES[i].call);
-		if (forms[i].fn == NULL) {
-			fprintf(stderr, "%s: no such function in sql/function_list.h\n",
-				PROBES[i].fn);
+	bool some = false;
+	for (size_t i = 0; i < amq_variant_count(); i++) {
+		const amq_variant *v = amq_variant_at(i);
+		if (v->kind != kind)
+			continue;
+		some = true;
+		switch (op) {
+		case AMQ_SQL_ADD:
+		case AMQ_SQL_ADD_UNIQUE:
+		case AMQ_SQL_ADD_AGG:
+			if (v->add == NULL && v->add_grow == NULL)
+				return false;
+			break;
+		case AMQ_SQL_DELETE:
+		case AMQ_SQL_DELETE_AGG:
+			if (v->remove == NULL)
+				return false;
+			break;
+		case AMQ_SQL_FREQUENCY:
+			if (v->frequency == NULL)
+				return false;
+			break;
+		default:
 			return false;
 		}
+	}
+	return some;
+}
+
+/* Whether fn must give a row for every valid filter of its kind as ?1 (and
+ * a valid ?2 of that kind): the reading operations always; an add, delete
+ * or frequency when every variant of the kind has it (and, for adds, the
+ * kind's adds cannot fail); the operations of two filters never, since ?1
+ * and ?2 need not match. */
+static bool reads_only(const amq_sql_function *fn)
+{
+	switch (fn->op) {
+	case AMQ_SQL_CONTAINS:
+	case AMQ_SQL_ESTIMATE:
+	case AMQ_SQL_FPR:
+	case AMQ_SQL_INFO:
+		return true;
+	case AMQ_SQL_ADD:
+	case AMQ_SQL_ADD_UNIQUE:
+	case AMQ_SQL_ADD_AGG:
+		for (size_t i = 0; i < sizeof(ADDS_MAY_FAIL) / sizeof(ADDS_MAY_FAIL[0]); i++)
+			if (ADDS_MAY_FAIL[i] == amq_sql_function_kind(fn))
+				return false;
+		return every_variant_can(amq_sql_function_kind(fn), fn->op);
+	case AMQ_SQL_DELETE:
+	case AMQ_SQL_DELETE_AGG:
+	case AMQ_SQL_FREQUENCY:
+		return every_variant_can(amq_sql_function_kind(fn), fn->op);
+	default:
+		return false;
+	}
+}
+
+#define MAX_ARGS 8
+enum arg_type { ARG_FILTER, ARG_VALUE, ARG_OTHER };
+
+/* The types of fn's required arguments (its arguments string up to
+ * min_args); how many, or -1 when more than MAX_ARGS. */
+static int argument_types(const amq_sql_function *fn, enum arg_type *types)
+{
+	if (fn->min_args > MAX_ARGS)
+		return -1;
+	const char *s = fn->arguments;
+	for (int i = 0; i < fn->min_args; i++) {
+		while (*s == ' ' || *s == ',' || *s == '[')
+			s++;
+		size_t n = strcspn(s, ", []");
+		types[i] = n == 6 && strncmp(s, "filter", 6) == 0  ? ARG_FILTER
+			   : n == 5 && strncmp(s, "value", 5) == 0 ? ARG_VALUE
+								   : ARG_OTHER;
+		s += n;
+	}
+	return fn->min_args;
+}
+
+/* Appends a form of fn to forms[*n]. */
+static void add_form(struct form *forms, size_t *n, const amq_sql_function *fn, const char *call,
+		     const char *arg, bool reads)
+{
+	struct form *form = &forms[(*n)++];
+	snprintf(form->sql, sizeof(form->sql), "SELECT %s%s", fn->name, call);
+	form->fn = fn;
+	form->arg = arg;
+	form->reads_only = reads;
+	form->stmt = NULL;
+}
+
+/*
+ * The ordinary forms of fn from its required arguments: a scalar function
+ * once per filter argument, that one ?1, any other filter ?2 and each value
+ * 7 ("filter, filter": (?1, ?2) as "first filter", (?2, ?1) as "second
+ * filter"); an aggregate of a filter and values over two rows of values
+ * (?1, v) TWO_VALUES('7', 'x'); an aggregate of a filter alone over a valid
+ * row then ?1, (f) AFTER_VALID. Adds nothing for a function that takes no
+ * filter; false (having said why) for a shape it does not know.
+ */
+static bool derive_forms(const amq_sql_function *fn, struct form *forms, size_t *n)
+{
+	static const char *const ORDINAL[] = {"first filter", "second filter", "third filter"};
+	enum arg_type types[MAX_ARGS];
+	int nargs = argument_types(fn, types), filters = 0, values = 0;
+	for (int i = 0; i < nargs; i++) {
+		filters += types[i] == ARG_FILTER;
+		values += types[i] == ARG_VALUE;
+	}
+	if (nargs >= 0 && filters == 0)
+		return true;
+	if (nargs < 0 || filters + values != nargs || filters > 3 ||
+	    (fn->aggregate && filters > 1)) {
+		fprintf(stderr,
+			"%s(%s): no forms derive from these arguments; list its forms in "
+			"EXTRA_FORMS with INSTEAD\n",
+			fn->name, fn->arguments);
+		return false;
+	}
+	bool reads = reads_only(fn);
+	int seen = 0;
+	for (int p = 0; p < nargs; p++) {
+		if (types[p] != ARG_FILTER)
+			continue;
+		char call[120] = "(";
+		for (int j = 0; j < nargs; j++) {
+			const char *a = "?2"; /* another filter */
+			if (types[j] == ARG_VALUE)
+				a = fn->aggregate ? "v" : "7";
+			else if (j == p)
+				a = fn->aggregate && values == 0 ? "f" : "?1";
+			strcat(call, j ? ", " : "");
+			strcat(call, a);
+		}
+		strcat(call, ")");
+		if (fn->aggregate)
+			strcat(call, values ? TWO_VALUES("7", "'x'") : AFTER_VALID);
+		add_form(forms, n, fn, call, filters == 1 ? "filter" : ORDINAL[seen], reads);
+		seen++;
+	}
+	return true;
+}
+
+/* Makes every form and prepares it; false (having said why) when an extra
+ * form names a function core's table lacks, or a function's forms do not
+ * derive. */
+static bool prepare_forms(struct form *forms, size_t *nforms)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < NEXTRA; i++)
+		if (amq_sql_function_named(EXTRA_FORMS[i].fn) == NULL) {
+			fprintf(stderr, "%s: no such function in sql/function_list.h\n",
+				EXTRA_FORMS[i].fn);
+			return false;
+		}
+	for (size_t i = 0; i < amq_sql_function_count; i++) {
+		const amq_sql_function *fn = &amq_sql_functions[i];
+		bool instead = false;
+		for (size_t j = 0; j < NEXTRA; j++)
+			instead |= (EXTRA_FORMS[j].flags & INSTEAD) &&
+				   strcmp(EXTRA_FORMS[j].fn, fn->name) == 0;
+		if (!instead && !derive_forms(fn, forms, &n))
+			return false;
+	}
+	for (size_t i = 0; i < NEXTRA; i++) {
+		const struct extra_form *e = &EXTRA_FORMS[i];
+		const amq_sql_function *fn = amq_sql_function_named(e->fn);
+		add_form(forms, &n, fn, e->call, e->arg, (e->flags & NULL_VALUE) || reads_only(fn));
+	}
+	for (size_t i = 0; i < n; i++)
 		if (sqlite3_prepare_v2(db, forms[i].sql, -1, &forms[i].stmt, NULL) != SQLITE_OK) {
 			fprintf(stderr, "cannot prepare %s: %s\n", forms[i].sql,
 				sqlite3_errmsg(db));
 			return false;
 		}
-	}
-	for (size_t i = 0; i < amq_sql_function_count; i++) {
-		const amq_sql_function *fn = &amq_sql_functions[i];
-		size_t n = 0;
-		for (size_t j = 0; j < NPROBES; j++)
-			n += forms[j].fn == fn;
-		if (strncmp(fn->arguments, "filter", 6) == 0 && n == 0) {
-			fprintf(stderr, "%s takes a filter but no probe passes it one\n", fn->name);
-			return false;
-		}
-	}
+	*nforms = n;
 	return true;
 }
 
-/* Runs every probe over b and checks the outcome against core's verdict. */
-static void probe_all(const struct form *forms, const struct blob *b, const struct blob *bloom_ok,
-		      const struct blob *cuckoo_ok, sqlite3_stmt *store)
+/* Runs every form over b and checks the outcome against core's verdict;
+ * ok[kind] is the valid filter of each kind passed as ?2. */
+static void probe_all(const struct form *forms, size_t nforms, const struct blob *b,
+		      const struct blob *const *ok, sqlite3_stmt *store)
 {
 	sqlite3_reset(store);
 	sqlite3_bind_blob(store, 1, b->size ? (const void *)b->bytes : "", (int)b->size,
 			  SQLITE_STATIC);
 	CHECK(sqlite3_step(store) == SQLITE_DONE, "storing the blob: %s", sqlite3_errmsg(db));
 
-	for (size_t i = 0; i < NPROBES; i++) {
-		const struct probe *p = &PROBES[i];
+	for (size_t i = 0; i < nforms; i++) {
 		const struct form *form = &forms[i];
-		const struct blob *ok =
-		    amq_sql_function_kind(form->fn) == AMQ_KIND_BLOOM ? bloom_ok : cuckoo_ok;
+		const struct blob *partner = ok[amq_sql_function_kind(form->fn)];
 		char want[512];
-		if (p->arg == NULL)
-			later_row_error(b, ok, p->fn, want, sizeof(want));
+		if (form->arg == NULL)
+			later_row_error(b, partner, form->fn->name, want, sizeof(want));
 		else
-			expected_error(b, amq_sql_function_kind(form->fn), p->fn, p->arg, want,
-				       sizeof(want));
+			expected_error(b, amq_sql_function_kind(form->fn), form->fn->name,
+				       form->arg, want, sizeof(want));
 
 		sqlite3_stmt *st = form->stmt;
 		sqlite3_reset(st);
 		sqlite3_bind_blob(st, 1, b->size ? (const void *)b->bytes : "", (int)b->size,
 				  SQLITE_STATIC);
 		if (sqlite3_bind_parameter_count(st) >= 2)
-			sqlite3_bind_blob(st, 2, ok->bytes, (int)ok->size, SQLITE_STATIC);
+			sqlite3_bind_blob(st, 2, partner->bytes, (int)partner->size, SQLITE_STATIC);
 		int rc;
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 			;
@@ -332,12 +480,60 @@ static void probe_all(const struct form *forms, const struct blob *b, const stru
 			CHECK(rc == SQLITE_ERROR && strcmp(sqlite3_errmsg(db), want) == 0,
 			      "%s on a %zu-byte blob: got \"%s\", want \"%s\"", form->sql, b->size,
 			      rc == SQLITE_ERROR ? sqlite3_errmsg(db) : "no error", want);
-		} else if (p->reads_only) {
+		} else if (form->reads_only) {
 			accepted++;
 			CHECK(rc == SQLITE_DONE, "%s on a valid filter: %s", form->sql,
 			      sqlite3_errmsg(db));
 		}
 	}
+}
+
+/* The kind of a valid filter. */
+static amq_kind kind_of(const struct blob *b)
+{
+	amq_filter f;
+	return amq_filter_open(&f, b->bytes, b->size, NULL) == AMQ_OK ? f.kind : (amq_kind)0;
+}
+
+/*
+ * Appends to seeds, after SEEDS, one filter of every kind of core's table
+ * that SEEDS has none of, built by the kind's aggregate (AGG) over 300
+ * values, and sets first[kind] to the first seed of each kind; false
+ * (having said why) for a kind with neither.
+ */
+static bool seed_every_kind(struct blob *seeds, size_t *nseeds, size_t *first)
+{
+	for (size_t i = 0; i < 256; i++)
+		first[i] = SIZE_MAX;
+	for (size_t i = 0; i < *nseeds; i++) {
+		amq_kind kind = kind_of(&seeds[i]);
+		if (first[kind] == SIZE_MAX)
+			first[kind] = i;
+	}
+	for (size_t i = 0; i < amq_sql_function_count; i++) {
+		const amq_sql_function *fn = &amq_sql_functions[i];
+		amq_kind kind = amq_sql_function_kind(fn);
+		if (kind == 0 || first[kind] != SIZE_MAX)
+			continue;
+		const amq_sql_function *agg = NULL;
+		for (size_t j = 0; j < amq_sql_function_count && agg == NULL; j++)
+			if (amq_sql_function_kind(&amq_sql_functions[j]) == kind &&
+			    amq_sql_functions[j].op == AMQ_SQL_AGG)
+				agg = &amq_sql_functions[j];
+		if (agg == NULL) {
+			fprintf(stderr, "%s: its kind has no seed and no aggregate to build one\n",
+				fn->name);
+			return false;
+		}
+		char sql[200];
+		snprintf(sql, sizeof(sql),
+			 "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+			 "WHERE i < 300) SELECT %s(i) FROM n",
+			 agg->name);
+		first[kind] = *nseeds;
+		seeds[(*nseeds)++] = seed_filter(sql);
+	}
+	return true;
 }
 
 int main(void)
@@ -349,38 +545,57 @@ int main(void)
 		return 1;
 	}
 	sqlite3_exec(db, "CREATE TABLE blobs(f BLOB)", NULL, NULL, NULL);
-	struct form forms[NPROBES];
-	if (!prepare_forms(forms))
+	/* At most one form per argument of every function, and the extras. */
+	struct form *forms = calloc(MAX_ARGS * amq_sql_function_count + NEXTRA, sizeof(*forms));
+	size_t nforms;
+	if (!prepare_forms(forms, &nforms)) {
+		free(forms);
 		return 1;
+	}
 	sqlite3_stmt *store;
 	sqlite3_prepare_v2(db, "REPLACE INTO blobs(rowid, f) VALUES (1, ?1)", -1, &store, NULL);
-	struct blob seeds[NSEEDS];
+	struct blob *seeds = calloc(NSEEDS + amq_sql_function_count, sizeof(*seeds));
+	size_t nseeds = NSEEDS, first[256];
 	for (size_t i = 0; i < NSEEDS; i++)
 		seeds[i] = seed_filter(SEEDS[i]);
+	if (!seed_every_kind(seeds, &nseeds, first)) {
+		for (size_t i = 0; i < nseeds; i++)
+			free(seeds[i].bytes);
+		free(seeds);
+		free(forms);
+		return 1;
+	}
+	/* The valid ?2 of each kind: its first seed. */
+	const struct blob *ok[256];
+	for (size_t k = 0; k < 256; k++)
+		ok[k] = first[k] == SIZE_MAX ? &seeds[0] : &seeds[first[k]];
 
 	/* Every seed as it is must pass. */
-	for (size_t i = 0; i < NSEEDS; i++)
-		probe_all(forms, &seeds[i], &seeds[0], &seeds[FIRST_CUCKOO_SEED], store);
+	for (size_t i = 0; i < nseeds; i++)
+		probe_all(forms, nforms, &seeds[i], ok, store);
 
 	for (int round = 0; round < ROUNDS; round++) {
-		size_t pick = rng() % NSEEDS;
+		size_t pick = rng() % nseeds;
 		struct blob b = damage(&seeds[pick]);
 		/* The partner of a union is the undamaged seed where it has the
 		 * right kind, so the merge code runs on damaged input too. */
-		bool bloom_seed = pick < FIRST_CUCKOO_SEED;
-		probe_all(forms, &b, &seeds[bloom_seed ? pick : 0],
-			  &seeds[bloom_seed ? FIRST_CUCKOO_SEED : pick], store);
+		const struct blob *partner[256];
+		memcpy(partner, ok, sizeof(partner));
+		partner[kind_of(&seeds[pick])] = &seeds[pick];
+		probe_all(forms, nforms, &b, partner, store);
 		free(b.bytes);
 	}
 
-	for (size_t i = 0; i < NPROBES; i++)
+	for (size_t i = 0; i < nforms; i++)
 		sqlite3_finalize(forms[i].stmt);
+	free(forms);
 	sqlite3_finalize(store);
-	for (size_t i = 0; i < NSEEDS; i++)
+	for (size_t i = 0; i < nseeds; i++)
 		free(seeds[i].bytes);
+	free(seeds);
 	sqlite3_close(db);
 	printf("sqlite fuzz: %d blobs through %zu function forms: %d calls rejected the blob, "
 	       "%d read it\n",
-	       ROUNDS + (int)NSEEDS, NPROBES, rejected, accepted);
+	       ROUNDS + (int)nseeds, nforms, rejected, accepted);
 	return check_summary();
 }

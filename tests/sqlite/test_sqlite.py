@@ -109,39 +109,58 @@ NOT_A_FILTER = "pass a value built by bloom_agg, bloom_new, cuckoo_agg or cuckoo
 
 # ---- the registered functions --------------------------------------------
 
-DOCUMENTED = {
-    ("amq_hash", 1), ("amq_version", 0),
-    ("bloom_agg", 1), ("bloom_agg", 2), ("bloom_agg", 3), ("bloom_agg", 4),
-    ("bloom_new", 2), ("bloom_new", 3), ("bloom_new", 4), ("bloom_add", 2), ("bloom_contains", 2),
-    ("bloom_union", 2), ("bloom_intersect", 2), ("bloom_union_agg", 1),
-    ("bloom_count", 1), ("bloom_fpr", 1), ("bloom_info", 1),
-    ("bloom_delete", 2), ("bloom_frequency", 2),
-    ("cuckoo_agg", 1), ("cuckoo_agg", 2), ("cuckoo_agg", 3), ("cuckoo_agg", 4),
-    ("cuckoo_new", 1), ("cuckoo_new", 2), ("cuckoo_new", 3), ("cuckoo_add", 2), ("cuckoo_delete", 2),
-    ("cuckoo_contains", 2), ("cuckoo_count", 2), ("cuckoo_info", 1),
-    ("cuckoo_add_unique", 2), ("bloom_add_agg", 2), ("bloom_delete_agg", 2),
-    ("cuckoo_add_agg", 2), ("cuckoo_delete_agg", 2),
-}
-AGGREGATES = {"bloom_agg", "cuckoo_agg", "bloom_union_agg", "bloom_add_agg", "bloom_delete_agg",
-              "cuckoo_add_agg", "cuckoo_delete_agg"}
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+FUNCTION_LIST = os.path.join(ROOT, "core", "sql", "function_list.h")
+README = os.path.join(ROOT, "README.md")
+# A row of core/sql/function_list.h: AMQ_SQL_FUNCTION or AMQ_SQL_AGGREGATE
+# (name, kind, op, min_args, max_args, "arguments", returns, volatility).
+FUNCTION_ROW = re.compile(r'^AMQ_SQL_(FUNCTION|AGGREGATE)\((\w+), \w+, \w+, (\d+), (\d+), '
+                          r'"[^"]*", \w+, (\w+)\)$', re.M)
 SQLITE_DETERMINISTIC = 0x800
 SQLITE_INNOCUOUS = 0x200000
 
 
+def declared_functions():
+    """core/sql/function_list.h's rows: {name: (aggregate, min_args, max_args,
+    volatility)}, and how many lines start a row (parsed or not)."""
+    with open(FUNCTION_LIST) as f:
+        text = f.read()
+    rows = {m[2]: (m[1] == "AGGREGATE", int(m[3]), int(m[4]), m[5])
+            for m in FUNCTION_ROW.finditer(text)}
+    return rows, len(re.findall(r"^AMQ_SQL_(?:FUNCTION|AGGREGATE)\(", text, re.M))
+
+
 def test_registered_functions():
+    declared, lines = declared_functions()
+    check(len(declared) == lines and lines > 0,
+          f"{FUNCTION_LIST}: parsed {len(declared)} of its {lines} rows")
+    # The documented surface, independently of the registration: every
+    # function has an entry `name(...` in README.md's SQL reference.
+    with open(README) as f:
+        readme = f.read()
+    start = readme.index("\n## SQL reference\n")
+    end = readme.find("\n## ", start + 1)
+    reference = readme[start:end if end >= 0 else len(readme)]
+    undocumented = sorted(n for n in declared if f"`{n}(" not in reference)
+    check(not undocumented, f"README.md's SQL reference lacks {undocumented}")
+
+    expected = {(name, n) for name, (_, lo, hi, _) in declared.items() for n in range(lo, hi + 1)}
     plain = sqlite3.connect(":memory:")
     listing = "SELECT name, narg, type, flags FROM pragma_function_list"
     before = {(r[0], r[1]) for r in plain.execute(listing)}
     rows = {(r[0], r[1]): r for r in db.execute(listing)}
     added = set(rows) - before
-    check(added == DOCUMENTED,
-          f"registered functions: extra {sorted(added - DOCUMENTED)}, "
-          f"missing {sorted(DOCUMENTED - added)}")
-    for key in sorted(added & DOCUMENTED):
+    check(added == expected,
+          f"registered functions: extra {sorted(added - expected)}, "
+          f"missing {sorted(expected - added)}")
+    for key in sorted(added & expected):
         name, narg, kind, flags = rows[key]
-        check(kind == ("a" if name in AGGREGATES else "s"), f"{key} has type {kind}")
-        check(flags & SQLITE_DETERMINISTIC and flags & SQLITE_INNOCUOUS,
-              f"{key} flags {flags:#x} lack DETERMINISTIC | INNOCUOUS")
+        aggregate, _, _, volatility = declared[name]
+        check(kind == ("a" if aggregate else "s"), f"{key} has type {kind}")
+        pure = bool(flags & SQLITE_DETERMINISTIC and flags & SQLITE_INNOCUOUS)
+        check(pure == (volatility == "IMMUTABLE"),
+              f"{key} flags {flags:#x}: DETERMINISTIC | INNOCUOUS should be "
+              f"{'set' if volatility == 'IMMUTABLE' else 'clear'} for {volatility}")
 
 
 def test_flags_in_use():
