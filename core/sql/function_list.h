@@ -7,8 +7,12 @@
  *
  *   sql/functions.c           amq_sql_functions[], the table at run time:
  *                             sqlite/extension.c registers from it and
- *                             tests/sqlite/fuzz.c checks its probes against it
+ *                             tests/sqlite/fuzz.c derives its damaged-filter
+ *                             probes from it
  *   postgres/filter/entries.c the V1 entry points that amq--*.sql names
+ *   tests/sqlite/test_sqlite.py, tests/interop/kinds.py
+ *                             read this file: the registered functions, and
+ *                             every kind built and probed in both engines
  *
  * AMQ_SQL_FUNCTION(name, kind, op, min_args, max_args, arguments, returns, volatility)
  * AMQ_SQL_AGGREGATE(name, kind, op, min_args, max_args, arguments, returns, volatility)
