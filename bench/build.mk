@@ -5,7 +5,7 @@
 CORE_BENCH := $(BUILD)/bench/core_bench
 
 $(CORE_BENCH): bench/core_bench.c $(CORE_PLAIN_SRC) $(CORE_AVX2_SRC:core/%.c=$(BUILD)/core/%.o) \
-		$(CORE_HDR) | check-build
+		bench/bench_clock.h $(CORE_HDR) | check-build
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O3 -g -D_GNU_SOURCE $(WARN) -Icore $< $(CORE_PLAIN_SRC) \
 	  $(CORE_AVX2_SRC:core/%.c=$(BUILD)/core/%.o) -lbloom -lm -o $@
@@ -23,7 +23,7 @@ bench-bulk: $(BUILD)/amq.so install
 # from, so it times the code SQL runs. CUCKOO_BENCH_ARGS: e.g. "--runs 1 1e6".
 CUCKOO_BENCH := $(BUILD)/bench/cuckoo_bench
 
-$(CUCKOO_BENCH): bench/cuckoo_bench.c $(CORE_OBJ) $(CORE_HDR)
+$(CUCKOO_BENCH): bench/cuckoo_bench.c bench/bench_clock.h $(CORE_OBJ) $(CORE_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g -D_GNU_SOURCE $(WARN) -Icore $< $(CORE_OBJ) -lm -o $@
 

@@ -14,6 +14,7 @@
  * capacity, for both Bloom layouts.
  */
 #include "amq.h"
+#include "bench_clock.h"
 #include "bloom/bloom_internal.h"
 
 #include <bloom.h>
@@ -55,25 +56,6 @@ static void bench_free(void *ctx, void *p)
 
 static const amq_allocator bench_allocator = {bench_alloc, bench_free, NULL};
 static const amq_allocator *A = &bench_allocator;
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int by_value(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), by_value);
-	return v[n / 2];
-}
 
 /* BLOCKED probes through amq_bloom_contains (AVX2 where the CPU has it);
  * BLOCKED_PORTABLE is the same filter probed by the loop other CPUs run. */

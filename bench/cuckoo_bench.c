@@ -11,6 +11,7 @@
  * the hashing is part of every time, as it is of every SQL row.
  */
 #include "amq.h"
+#include "bench_clock.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -45,26 +46,6 @@ typedef struct measurement {
 	uint32_t fingerprint_bits;
 	uint64_t failed_adds, false_negatives;
 } measurement;
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int by_value(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* The median of v[0..n); sorts v. */
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), by_value);
-	return v[n / 2];
-}
 
 static uint64_t gcd(uint64_t a, uint64_t b)
 {

@@ -31,84 +31,63 @@ import statistics
 import subprocess
 import sys
 
+# The dimension tables, each as a star join reaches it from the fact table l.
+JOINS = {
+    "c": "JOIN customer c ON l.lo_custkey = c.c_custkey",
+    "d": "JOIN date_dim d ON l.lo_orderdate = d.d_datekey",
+    "o": "JOIN orders o ON l.lo_orderkey = o.o_orderkey",
+    "p": "JOIN part p ON l.lo_partkey = p.p_partkey",
+    "s": "JOIN supplier s ON l.lo_suppkey = s.s_suppkey",
+}
+
+
+def star(select, dims, where=None, group=None):
+    """SELECT select FROM lineorder l, joined to each of dims (keys of JOINS)
+    in order, then WHERE where and GROUP BY (and ORDER BY) group when given."""
+    lines = [f"\nSELECT {select} FROM lineorder l"] + [JOINS[dim] for dim in dims]
+    if where:
+        lines.append(f"WHERE {where}")
+    if group:
+        lines.append(f"GROUP BY {group} ORDER BY {group}")
+    return "\n".join(lines)
+
+
 QUERIES = [
-    ("SSB Q2.1 (part category, supplier region)", """
-SELECT d.d_year, p.p_brand, sum(l.lo_revenue) FROM lineorder l
-JOIN date_dim d ON l.lo_orderdate = d.d_datekey
-JOIN part p ON l.lo_partkey = p.p_partkey
-JOIN supplier s ON l.lo_suppkey = s.s_suppkey
-WHERE p.p_category = 'MFGR#12' AND s.s_region = 'AMERICA'
-GROUP BY 1, 2 ORDER BY 1, 2"""),
-    ("SSB Q3.1 (customer and supplier region, years)", """
-SELECT c.c_nation, s.s_nation, d.d_year, sum(l.lo_revenue) FROM lineorder l
-JOIN customer c ON l.lo_custkey = c.c_custkey
-JOIN supplier s ON l.lo_suppkey = s.s_suppkey
-JOIN date_dim d ON l.lo_orderdate = d.d_datekey
-WHERE c.c_region = 'ASIA' AND s.s_region = 'ASIA' AND d.d_year BETWEEN 1992 AND 1997
-GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"""),
-    ("SSB Q4.1 (regions, two makers)", """
-SELECT d.d_year, c.c_nation, sum(l.lo_revenue - l.lo_supplycost) FROM lineorder l
-JOIN date_dim d ON l.lo_orderdate = d.d_datekey
-JOIN customer c ON l.lo_custkey = c.c_custkey
-JOIN supplier s ON l.lo_suppkey = s.s_suppkey
-JOIN part p ON l.lo_partkey = p.p_partkey
-WHERE c.c_region = 'AMERICA' AND s.s_region = 'AMERICA' AND p.p_mfgr IN ('MFGR#1', 'MFGR#2')
-GROUP BY 1, 2 ORDER BY 1, 2"""),
-    ("SSB Q2.3 (one brand, supplier region)", """
-SELECT d.d_year, p.p_brand, sum(l.lo_revenue) FROM lineorder l
-JOIN date_dim d ON l.lo_orderdate = d.d_datekey
-JOIN part p ON l.lo_partkey = p.p_partkey
-JOIN supplier s ON l.lo_suppkey = s.s_suppkey
-WHERE p.p_brand = 'MFGR#2221' AND s.s_region = 'EUROPE'
-GROUP BY 1, 2 ORDER BY 1, 2"""),
-    ("SSB Q3.2 (customer and supplier nation, years)", """
-SELECT c.c_nation, s.s_nation, d.d_year, sum(l.lo_revenue) FROM lineorder l
-JOIN customer c ON l.lo_custkey = c.c_custkey
-JOIN supplier s ON l.lo_suppkey = s.s_suppkey
-JOIN date_dim d ON l.lo_orderdate = d.d_datekey
-WHERE c.c_nation = 14 AND s.s_nation = 14 AND d.d_year BETWEEN 1992 AND 1997
-GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"""),
-    ("SSB Q4.3 (supplier nation, category, region, two years)", """
-SELECT d.d_year, s.s_nation, p.p_brand, sum(l.lo_revenue - l.lo_supplycost) FROM lineorder l
-JOIN date_dim d ON l.lo_orderdate = d.d_datekey
-JOIN customer c ON l.lo_custkey = c.c_custkey
-JOIN supplier s ON l.lo_suppkey = s.s_suppkey
-JOIN part p ON l.lo_partkey = p.p_partkey
-WHERE c.c_region = 'AMERICA' AND s.s_nation = 3 AND p.p_category = 'MFGR#14'
-  AND d.d_year IN (1997, 1998)
-GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"""),
-    ("TPC-H Q5 shape (one region, one year)", """
-SELECT s.s_nation, sum(l.lo_revenue) FROM lineorder l
-JOIN customer c ON l.lo_custkey = c.c_custkey
-JOIN supplier s ON l.lo_suppkey = s.s_suppkey
-JOIN date_dim d ON l.lo_orderdate = d.d_datekey
-WHERE c.c_region = 'ASIA' AND s.s_region = 'ASIA' AND c.c_nation = s.s_nation
-  AND d.d_year = 1994
-GROUP BY 1 ORDER BY 1"""),
-    ("TPC-H Q8 shape (one brand, region, two years)", """
-SELECT d.d_year, sum(CASE WHEN s.s_nation = 3 THEN l.lo_revenue ELSE 0 END)::numeric
-       / sum(l.lo_revenue) FROM lineorder l
-JOIN part p ON l.lo_partkey = p.p_partkey
-JOIN customer c ON l.lo_custkey = c.c_custkey
-JOIN supplier s ON l.lo_suppkey = s.s_suppkey
-JOIN date_dim d ON l.lo_orderdate = d.d_datekey
-WHERE p.p_brand = 'MFGR#1211' AND c.c_region = 'AMERICA' AND d.d_year IN (1995, 1996)
-GROUP BY 1 ORDER BY 1"""),
-    ("TPC-H Q9 shape (5% of parts)", """
-SELECT s.s_nation, d.d_year, sum(l.lo_revenue - l.lo_supplycost) FROM lineorder l
-JOIN part p ON l.lo_partkey = p.p_partkey
-JOIN supplier s ON l.lo_suppkey = s.s_suppkey
-JOIN date_dim d ON l.lo_orderdate = d.d_datekey
-WHERE p.p_name LIKE '%green%'
-GROUP BY 1, 2 ORDER BY 1, 2"""),
-    ("multi-batch: 20% of 2.5M orders", """
-SELECT count(*), sum(l.lo_revenue) FROM lineorder l
-JOIN orders o ON l.lo_orderkey = o.o_orderkey
-WHERE o.o_priority = '1-URGENT'"""),
-    ("FK join, every row matches", """
-SELECT d.d_year, sum(l.lo_revenue) FROM lineorder l
-JOIN date_dim d ON l.lo_orderdate = d.d_datekey
-GROUP BY 1 ORDER BY 1"""),
+    ("SSB Q2.1 (part category, supplier region)",
+     star("d.d_year, p.p_brand, sum(l.lo_revenue)", "dps",
+          "p.p_category = 'MFGR#12' AND s.s_region = 'AMERICA'", "1, 2")),
+    ("SSB Q3.1 (customer and supplier region, years)",
+     star("c.c_nation, s.s_nation, d.d_year, sum(l.lo_revenue)", "csd",
+          "c.c_region = 'ASIA' AND s.s_region = 'ASIA' AND d.d_year BETWEEN 1992 AND 1997",
+          "1, 2, 3")),
+    ("SSB Q4.1 (regions, two makers)",
+     star("d.d_year, c.c_nation, sum(l.lo_revenue - l.lo_supplycost)", "dcsp",
+          "c.c_region = 'AMERICA' AND s.s_region = 'AMERICA' AND p.p_mfgr IN ('MFGR#1', 'MFGR#2')",
+          "1, 2")),
+    ("SSB Q2.3 (one brand, supplier region)",
+     star("d.d_year, p.p_brand, sum(l.lo_revenue)", "dps",
+          "p.p_brand = 'MFGR#2221' AND s.s_region = 'EUROPE'", "1, 2")),
+    ("SSB Q3.2 (customer and supplier nation, years)",
+     star("c.c_nation, s.s_nation, d.d_year, sum(l.lo_revenue)", "csd",
+          "c.c_nation = 14 AND s.s_nation = 14 AND d.d_year BETWEEN 1992 AND 1997", "1, 2, 3")),
+    ("SSB Q4.3 (supplier nation, category, region, two years)",
+     star("d.d_year, s.s_nation, p.p_brand, sum(l.lo_revenue - l.lo_supplycost)", "dcsp",
+          "c.c_region = 'AMERICA' AND s.s_nation = 3 AND p.p_category = 'MFGR#14'\n"
+          "  AND d.d_year IN (1997, 1998)", "1, 2, 3")),
+    ("TPC-H Q5 shape (one region, one year)",
+     star("s.s_nation, sum(l.lo_revenue)", "csd",
+          "c.c_region = 'ASIA' AND s.s_region = 'ASIA' AND c.c_nation = s.s_nation\n"
+          "  AND d.d_year = 1994", "1")),
+    ("TPC-H Q8 shape (one brand, region, two years)",
+     star("d.d_year, sum(CASE WHEN s.s_nation = 3 THEN l.lo_revenue ELSE 0 END)::numeric\n"
+          "       / sum(l.lo_revenue)", "pcsd",
+          "p.p_brand = 'MFGR#1211' AND c.c_region = 'AMERICA' AND d.d_year IN (1995, 1996)", "1")),
+    ("TPC-H Q9 shape (5% of parts)",
+     star("s.s_nation, d.d_year, sum(l.lo_revenue - l.lo_supplycost)", "psd",
+          "p.p_name LIKE '%green%'", "1, 2")),
+    ("multi-batch: 20% of 2.5M orders",
+     star("count(*), sum(l.lo_revenue)", "o", "o.o_priority = '1-URGENT'")),
+    ("FK join, every row matches", star("d.d_year, sum(l.lo_revenue)", "d", group="1")),
     # No join: the same plan with the setting off and on, so its off/on is
     # this machine's noise, and its time the floor under every query above.
     ("fact scan alone (no join)", """

@@ -183,8 +183,8 @@ def aggregate_throughput(n, runs):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rows", type=int, default=10_000_000)
-    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--rows", type=int, default=10_000_000, help="rows of the orders table")
+    ap.add_argument("--runs", type=int, default=7, help="timings per query, of which the median")
     args = ap.parse_args()
     n = args.rows
 

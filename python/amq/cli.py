@@ -223,10 +223,23 @@ def parser() -> argparse.ArgumentParser:
         "amq's SQLite and PostgreSQL functions store.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    b = sub.add_parser("build", help="build a filter from keys, one a line",
-                       description="Builds a filter from keys, one a line, read from the "
-                       "files given or stdin; the bytes are bloom_agg's (cuckoo_agg's) over "
-                       "the same values, with the values typed as --type says.")
+    def command(name: str, run: Callable[[argparse.Namespace], int], summary: str,
+                description: str, file: bool = False) -> argparse.ArgumentParser:
+        """Subcommand name, which calls run(args); file: its first argument
+        is the FILE of a filter."""
+        c = sub.add_parser(name, help=summary, description=description)
+        c.set_defaults(run=run)
+        if file:
+            c.add_argument("file", metavar="FILE")
+        return c
+
+    def output(c: argparse.ArgumentParser) -> None:
+        c.add_argument("-o", "--output", help="file to write (default: stdout)")
+
+    b = command("build", cmd_build, "build a filter from keys, one a line",
+                "Builds a filter from keys, one a line, read from the files given or stdin; "
+                "the bytes are bloom_agg's (cuckoo_agg's) over the same values, with the "
+                "values typed as --type says.")
     b.add_argument("input", nargs="*", help="files of keys (default: stdin; - is stdin)")
     b.add_argument("--kind", choices=("bloom", "cuckoo"), default="bloom",
                    help="filter kind (default bloom)")
@@ -240,39 +253,29 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--type", choices=TYPES, default="text",
                    help="what a line is: int, real, text (default) or blob (hex digits); "
                    "probe with the same type")
-    b.add_argument("-o", "--output", help="file to write (default: stdout)")
-    b.set_defaults(run=cmd_build)
+    output(b)
 
-    i = sub.add_parser("info", help="print a filter's description as JSON",
-                       description="Prints the JSON bloom_info / cuckoo_info give for the "
-                       "filter in FILE.")
-    i.add_argument("file", metavar="FILE")
-    i.set_defaults(run=cmd_info)
+    command("info", cmd_info, "print a filter's description as JSON",
+            "Prints the JSON bloom_info / cuckoo_info give for the filter in FILE.", file=True)
 
-    c = sub.add_parser("contains", help="test keys against a filter",
-                       description="Prints KEY<tab>maybe or KEY<tab>no for each key (from "
-                       "the command line, or one a line from stdin). Exit status 0 when "
-                       "every key may be present, 1 when one is certainly absent, 2 on "
-                       "error.")
-    c.add_argument("file", metavar="FILE")
+    c = command("contains", cmd_contains, "test keys against a filter",
+                "Prints KEY<tab>maybe or KEY<tab>no for each key (from the command line, or "
+                "one a line from stdin). Exit status 0 when every key may be present, 1 when "
+                "one is certainly absent, 2 on error.", file=True)
     c.add_argument("keys", metavar="KEY", nargs="*")
     c.add_argument("--type", choices=TYPES, default="text",
                    help="what a key is (default text): the --type it was built with")
-    c.set_defaults(run=cmd_contains)
 
-    u = sub.add_parser("union", help="combine filters built with the same parameters",
-                       description="Writes the union of the filters in FILEs (bloom_union): "
-                       "they must share kind, layout and parameters.")
+    u = command("union", cmd_union, "combine filters built with the same parameters",
+                "Writes the union of the filters in FILEs (bloom_union): they must share "
+                "kind, layout and parameters.")
     u.add_argument("files", metavar="FILE", nargs="+")
-    u.add_argument("-o", "--output", help="file to write (default: stdout)")
-    u.set_defaults(run=cmd_union)
+    output(u)
 
-    h = sub.add_parser("hex", help="print a filter as a literal to paste into SQL",
-                       description="Prints the filter in FILE as \\x… (psql: "
-                       "'\\x…'::bloom) or, with --sqlite, as X'…' for sqlite3.")
-    h.add_argument("file", metavar="FILE")
+    h = command("hex", cmd_hex, "print a filter as a literal to paste into SQL",
+                "Prints the filter in FILE as \\x… (psql: '\\x…'::bloom) or, with --sqlite, "
+                "as X'…' for sqlite3.", file=True)
     h.add_argument("--sqlite", action="store_true", help="print X'…' for sqlite3")
-    h.set_defaults(run=cmd_hex)
     return p
 
 

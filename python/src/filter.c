@@ -483,47 +483,67 @@ static PyObject *filter_get_layout(FilterObject *self, void *closure)
 	return PyUnicode_FromString(amq_filter_layout_name(&self->filter));
 }
 
+/* The methods' docstrings, then the table that names each with its function. */
+PyDoc_STRVAR(
+    contains_doc,
+    "contains(value) -> bool\n\nFalse when value was certainly never added; True when it may "
+    "have been\n(at the filter's false-positive rate). The answer of SQL's bloom_contains\nor "
+    "cuckoo_contains for the same value; `value in f` is the same test.");
+PyDoc_STRVAR(
+    add_doc,
+    "add(value) -> None\n\nAdds value in place (bloom_add / cuckoo_add). A full cuckoo filter "
+    "raises\namq.Error and keeps every byte as it was; a scalable Bloom filter grows.");
+PyDoc_STRVAR(delete_doc,
+	     "delete(value) -> bool\n\nRemoves one copy of value in place (cuckoo_delete, "
+	     "bloom_delete on a\ncounting filter); False, and no change, when it is certainly not "
+	     "stored.\nDelete only what you added. Other layouts raise amq.Error.");
+PyDoc_STRVAR(add_unique_doc,
+	     "add_unique(value) -> bool\n\nAdds value unless the filter may hold it already "
+	     "(cuckoo_add_unique):\nTrue when it was added. A false positive skips a new value.");
+PyDoc_STRVAR(count_doc,
+	     "count(value) -> int\n\nHow many times value was added, never less than the truth: "
+	     "cuckoo_count,\nor bloom_frequency on a counting filter (other layouts raise "
+	     "amq.Error).");
+PyDoc_STRVAR(info_doc,
+	     "info() -> dict\n\nThe description bloom_info / cuckoo_info return as JSON.");
+PyDoc_STRVAR(
+    union_doc,
+    "union(other) -> Filter\n\nA new filter holding everything either holds (bloom_union); "
+    "both must\nhave the same kind, layout and parameters. Also `f | g`; `f |= g` in place.");
+PyDoc_STRVAR(
+    intersection_doc,
+    "intersection(other) -> Filter\n\nA new filter of what both hold (bloom_intersect); same "
+    "rule as union.\nAlso `f & g`; `f &= g` in place.");
+PyDoc_STRVAR(contains_many_doc,
+	     "contains_many(values) -> list[bool]\n\n[v in f for v in values], faster: values are "
+	     "hashed and probed in\nbatches (a Bloom filter loads blocks ahead).");
+PyDoc_STRVAR(add_many_doc,
+	     "add_many(values) -> None\n\nAdds every value in order, the bytes of bloom_add_agg / "
+	     "cuckoo_add_agg\nover them; None is skipped, as NULL. Nothing changes when a value "
+	     "cannot\nbe hashed or a cuckoo filter fills up (amq.Error).");
+PyDoc_STRVAR(copy_doc, "copy() -> Filter\n\nAn independent filter with the same bytes.");
+PyDoc_STRVAR(dunder_copy_doc, "copy.copy(f): f.copy().");
+PyDoc_STRVAR(dunder_deepcopy_doc, "copy.deepcopy(f): f.copy().");
+PyDoc_STRVAR(dunder_bytes_doc,
+	     "bytes(f): the serialized filter, ready to bind into SQL in either engine.");
+PyDoc_STRVAR(dunder_reduce_doc, "Pickles as Filter(bytes(f)).");
+
 static PyMethodDef filter_methods[] = {
-    {"contains", (PyCFunction)filter_contains, METH_O,
-     "contains(value) -> bool\n\nFalse when value was certainly never added; True when it may "
-     "have been\n(at the filter's false-positive rate). The answer of SQL's bloom_contains\nor "
-     "cuckoo_contains for the same value; `value in f` is the same test."},
-    {"add", (PyCFunction)filter_add, METH_O,
-     "add(value) -> None\n\nAdds value in place (bloom_add / cuckoo_add). A full cuckoo filter "
-     "raises\namq.Error and keeps every byte as it was; a scalable Bloom filter grows."},
-    {"delete", (PyCFunction)filter_delete, METH_O,
-     "delete(value) -> bool\n\nRemoves one copy of value in place (cuckoo_delete, "
-     "bloom_delete on a\ncounting filter); False, and no change, when it is certainly not "
-     "stored.\nDelete only what you added. Other layouts raise amq.Error."},
-    {"add_unique", (PyCFunction)filter_add_unique, METH_O,
-     "add_unique(value) -> bool\n\nAdds value unless the filter may hold it already "
-     "(cuckoo_add_unique):\nTrue when it was added. A false positive skips a new value."},
-    {"count", (PyCFunction)filter_count, METH_O,
-     "count(value) -> int\n\nHow many times value was added, never less than the truth: "
-     "cuckoo_count,\nor bloom_frequency on a counting filter (other layouts raise "
-     "amq.Error)."},
-    {"info", (PyCFunction)filter_info, METH_NOARGS,
-     "info() -> dict\n\nThe description bloom_info / cuckoo_info return as JSON."},
-    {"union", (PyCFunction)filter_union, METH_O,
-     "union(other) -> Filter\n\nA new filter holding everything either holds (bloom_union); "
-     "both must\nhave the same kind, layout and parameters. Also `f | g`; `f |= g` in place."},
-    {"intersection", (PyCFunction)filter_intersection, METH_O,
-     "intersection(other) -> Filter\n\nA new filter of what both hold (bloom_intersect); same "
-     "rule as union.\nAlso `f & g`; `f &= g` in place."},
-    {"contains_many", (PyCFunction)filter_contains_many, METH_O,
-     "contains_many(values) -> list[bool]\n\n[v in f for v in values], faster: values are "
-     "hashed and probed in\nbatches (a Bloom filter loads blocks ahead)."},
-    {"add_many", (PyCFunction)filter_add_many, METH_O,
-     "add_many(values) -> None\n\nAdds every value in order, the bytes of bloom_add_agg / "
-     "cuckoo_add_agg\nover them; None is skipped, as NULL. Nothing changes when a value "
-     "cannot\nbe hashed or a cuckoo filter fills up (amq.Error)."},
-    {"copy", (PyCFunction)filter_copy, METH_NOARGS,
-     "copy() -> Filter\n\nAn independent filter with the same bytes."},
-    {"__copy__", (PyCFunction)filter_copy, METH_NOARGS, "copy.copy(f): f.copy()."},
-    {"__deepcopy__", (PyCFunction)filter_deepcopy, METH_O, "copy.deepcopy(f): f.copy()."},
-    {"__bytes__", (PyCFunction)filter_bytes, METH_NOARGS,
-     "bytes(f): the serialized filter, ready to bind into SQL in either engine."},
-    {"__reduce__", (PyCFunction)filter_reduce, METH_NOARGS, "Pickles as Filter(bytes(f))."},
+    {"contains", (PyCFunction)filter_contains, METH_O, contains_doc},
+    {"add", (PyCFunction)filter_add, METH_O, add_doc},
+    {"delete", (PyCFunction)filter_delete, METH_O, delete_doc},
+    {"add_unique", (PyCFunction)filter_add_unique, METH_O, add_unique_doc},
+    {"count", (PyCFunction)filter_count, METH_O, count_doc},
+    {"info", (PyCFunction)filter_info, METH_NOARGS, info_doc},
+    {"union", (PyCFunction)filter_union, METH_O, union_doc},
+    {"intersection", (PyCFunction)filter_intersection, METH_O, intersection_doc},
+    {"contains_many", (PyCFunction)filter_contains_many, METH_O, contains_many_doc},
+    {"add_many", (PyCFunction)filter_add_many, METH_O, add_many_doc},
+    {"copy", (PyCFunction)filter_copy, METH_NOARGS, copy_doc},
+    {"__copy__", (PyCFunction)filter_copy, METH_NOARGS, dunder_copy_doc},
+    {"__deepcopy__", (PyCFunction)filter_deepcopy, METH_O, dunder_deepcopy_doc},
+    {"__bytes__", (PyCFunction)filter_bytes, METH_NOARGS, dunder_bytes_doc},
+    {"__reduce__", (PyCFunction)filter_reduce, METH_NOARGS, dunder_reduce_doc},
     {NULL, NULL, 0, NULL},
 };
 

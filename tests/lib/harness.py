@@ -1,7 +1,8 @@
 """What the Python test scripts share: counting checks, one line per check,
 and the closing "N passed, N failed" line tests/run.sh adds up. The Python
-package's tests (tests/python) and the interop suite use it; their scripts
-put tests/lib on sys.path."""
+package's tests (tests/python) and the interop suite use it, and
+tests/multi/nodes.py's Results prints its own form of the lines; their
+scripts put tests/lib on sys.path."""
 
 import sys
 import traceback
@@ -18,11 +19,17 @@ class Results:
         """Records one check: ok is its outcome, detail says what was seen."""
         if ok:
             self.passed += 1
-            print(f"ok - {name}")
         else:
             self.failed += 1
-            print(f"FAIL - {name}{': ' + str(detail) if detail != '' else ''}")
+        self.report(name, ok, detail)
         return ok
+
+    def report(self, name, ok, detail):
+        """Prints one check's line (a subclass may print its own form)."""
+        if ok:
+            print(f"ok - {name}")
+        else:
+            print(f"FAIL - {name}{': ' + str(detail) if detail != '' else ''}")
 
     def equal(self, name, got, want):
         """A check that got == want, showing both when not."""

@@ -12,6 +12,7 @@ import sys
 
 # psql as the other suites run it.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import harness  # noqa: E402
 import pgsql  # noqa: E402
 
 PSQL = os.environ.get("AMQ_PSQL", "psql")
@@ -72,20 +73,12 @@ def fetched(scan):
     return scan["Actual Rows"] + scan.get("Rows Removed by Filter", 0)
 
 
-class Results:
-    """Counts checks, printing one line for each."""
+class Results(harness.Results):
+    """Counts checks, printing one line for each: "ok   NAME" or
+    "FAIL NAME: detail"."""
 
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name, ok, detail=""):
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
+    def report(self, name, ok, detail):
         print(f"{'ok  ' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}", flush=True)
-        return ok
 
     def run(self, name, fn, *args):
         """Runs one group of checks; an exception in it counts as a failure."""

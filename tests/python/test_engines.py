@@ -17,7 +17,6 @@ extension is installed). Ends with "N passed, N failed".
 import datetime
 import decimal
 import os
-import random
 import sqlite3
 import subprocess
 import sys
@@ -31,6 +30,7 @@ import amq.psycopg
 # The tally of checks, shared with the other suites.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from harness import Results  # noqa: E402
+import sample_rows  # noqa: E402
 
 DB = "amq_python"
 D = decimal.Decimal
@@ -194,21 +194,11 @@ def values_hash_and_probe(r, pg, lite):
                     lite_answers, [v in mine for v in lite_values])
 
 
-def make_rows(n=3000, seed=7):
+def make_rows():
     """Rows of (id, int, real, text, blob) with duplicates and NULLs, as interop.py."""
-    rng = random.Random(seed)
     words = ["alpha", "beta", "déjà vu", "東京", "emoji 🎉", "", " pad "]
-    rows = []
-    for i in range(n):
-        iv = rng.randrange(-10**12, 10**12) if i % 3 else rng.randrange(0, 300)
-        rv = [rng.uniform(-1e6, 1e6), float(rng.randrange(-1000, 1000)), 0.1 * i, -0.0,
-              float("inf")][i % 5]
-        tv = f"{rng.choice(words)}-{rng.randrange(0, 2000)}"
-        bv = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 20)))
-        if i % 97 == 0:
-            iv = rv = tv = bv = None
-        rows.append((i, iv, rv, tv, bv))
-    return rows
+    return sample_rows.make_rows(3000, words, small_ints=300, texts=2000, blob_bytes=20,
+                                 huge_reals=False)
 
 
 def builders(r, pg, lite):

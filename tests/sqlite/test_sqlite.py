@@ -432,15 +432,18 @@ def test_errors():
     expect_error("SELECT bloom_intersect(?, ?)", mismatch, (f, g))
     expect_error("SELECT bloom_union_agg(x) FROM (SELECT ? AS x UNION ALL SELECT ?)", mismatch, (f, g))
 
+    def expect_refused(value, message, *calls):
+        """Each of calls, with value in place of {}, fails with message."""
+        for call in calls:
+            expect_error("SELECT " + call.format(value), message)
+
     # fpr.
     def bad_fpr(text):
         return (f"fpr must be between 0 and 1 (exclusive), got {text}: "
                 "pass a false-positive rate such as 0.01 for 1%")
     for value, text in (("0", "0"), ("1", "1"), ("-0.5", "-0.5"), ("1.5", "1.5"), ("0.0", "0")):
-        expect_error(f"SELECT bloom_new(10, {value})", bad_fpr(text))
-        expect_error(f"SELECT cuckoo_new(10, {value})", bad_fpr(text))
-        expect_error(f"SELECT bloom_agg(1, {value})", bad_fpr(text))
-        expect_error(f"SELECT cuckoo_agg(1, {value}, 10)", bad_fpr(text))
+        expect_refused(value, bad_fpr(text), "bloom_new(10, {})", "cuckoo_new(10, {})",
+                       "bloom_agg(1, {})", "cuckoo_agg(1, {}, 10)")
     expect_error("SELECT bloom_new(10, '0.01')", "bloom_new: fpr must be a number, got text")
     expect_error("SELECT cuckoo_new(10, X'01')", "cuckoo_new: fpr must be a number, got blob")
     expect_error("SELECT bloom_agg(1, 'a')", "bloom_agg: fpr must be a number, got text")
@@ -454,10 +457,8 @@ def test_errors():
         return (f"capacity must be at least 1, got {n}: "
                 "pass the number of distinct values the filter must hold")
     for value in ("0", "-5"):
-        expect_error(f"SELECT bloom_new({value}, 0.01)", bad_capacity(value))
-        expect_error(f"SELECT cuckoo_new({value})", bad_capacity(value))
-        expect_error(f"SELECT bloom_agg(1, 0.01, {value})", bad_capacity(value))
-        expect_error(f"SELECT cuckoo_agg(1, 0.01, {value})", bad_capacity(value))
+        expect_refused(value, bad_capacity(value), "bloom_new({}, 0.01)", "cuckoo_new({})",
+                       "bloom_agg(1, 0.01, {})", "cuckoo_agg(1, 0.01, {})")
     expect_error("SELECT bloom_new('10', 0.01)", "bloom_new: capacity must be an integer, got text")
     expect_error("SELECT cuckoo_new(X'0a')", "cuckoo_new: capacity must be an integer, got blob")
     expect_error("SELECT bloom_new(1.5, 0.01)", "bloom_new: capacity must be an integer, got real 1.5")
