@@ -11,40 +11,39 @@
 #include <string.h>
 
 /* Fixed little-endian access at any alignment: one plain load or store on
- * little-endian hosts, plus a byte swap on big-endian ones. */
+ * little-endian hosts, plus a byte swap on big-endian ones (AMQ_LE32 and
+ * AMQ_LE64 turn a value to or from little-endian order). */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define AMQ_LE32(v) __builtin_bswap32(v)
+#define AMQ_LE64(v) __builtin_bswap64(v)
+#else
+#define AMQ_LE32(v) (v)
+#define AMQ_LE64(v) (v)
+#endif
+
 static inline uint64_t amq_load64le(const uint8_t *p)
 {
 	uint64_t v;
 	memcpy(&v, p, sizeof(v));
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	return v;
-}
-
-static inline void amq_store64le(uint8_t *p, uint64_t v)
-{
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	memcpy(p, &v, sizeof(v));
+	return AMQ_LE64(v);
 }
 
 static inline uint32_t amq_load32le(const uint8_t *p)
 {
 	uint32_t v;
 	memcpy(&v, p, sizeof(v));
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap32(v);
-#endif
-	return v;
+	return AMQ_LE32(v);
+}
+
+static inline void amq_store64le(uint8_t *p, uint64_t v)
+{
+	v = AMQ_LE64(v);
+	memcpy(p, &v, sizeof(v));
 }
 
 static inline void amq_store32le(uint8_t *p, uint32_t v)
 {
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap32(v);
-#endif
+	v = AMQ_LE32(v);
 	memcpy(p, &v, sizeof(v));
 }
 

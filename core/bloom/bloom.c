@@ -36,6 +36,26 @@ static inline bool already_chosen(const uint64_t *chosen, uint32_t n, uint64_t p
 	return false;
 }
 
+/* Position x, or the next bit after it (wrapping at m) when one of the
+ * first i positions chosen took it. */
+static inline uint64_t distinct_position(const uint64_t *chosen, uint32_t i, uint64_t x, uint64_t m)
+{
+	while (already_chosen(chosen, i, x))
+		x = x + 1 == m ? 0 : x + 1;
+	return x;
+}
+
+/* The raw walk's x and y for the position after the i-th. */
+static inline void classic_step(uint64_t *x, uint64_t *y, uint32_t i, uint64_t m)
+{
+	*x += *y;
+	if (*x >= m)
+		*x -= m;
+	*y += i + 1;
+	if (*y >= m)
+		*y %= m;
+}
+
 /*
  * Walks the k distinct positions of an item in a classic filter of m bits.
  * With `set` it sets them all and returns true; otherwise it returns whether
@@ -46,20 +66,12 @@ static inline bool walk_classic(uint8_t *bits, uint64_t m, uint32_t k, uint64_t 
 {
 	uint64_t chosen[AMQ_BLOOM_MAX_HASHES];
 	for (uint32_t i = 0; i < k; i++) {
-		uint64_t p = x;
-		while (already_chosen(chosen, i, p))
-			p = p + 1 == m ? 0 : p + 1;
-		chosen[i] = p;
+		uint64_t p = chosen[i] = distinct_position(chosen, i, x, m);
 		if (set)
 			bit_set(bits, p);
 		else if (!bit_test(bits, p))
 			return false;
-		x += y;
-		if (x >= m)
-			x -= m;
-		y += i + 1;
-		if (y >= m)
-			y %= m;
+		classic_step(&x, &y, i, m);
 	}
 	return true;
 }
@@ -166,28 +178,36 @@ amq_status amq_bloom_check_compatible(const amq_filter *a, const amq_filter *b, 
 	return AMQ_OK;
 }
 
-/* dst |= src for the classic and blocked rows. */
-static amq_status bits_union(amq_filter *dst, const amq_filter *src, amq_error *err)
+amq_status amq_bloom_merge(amq_filter *dst, const amq_filter *src, bool intersect,
+			   amq_bloom_merge_cells merge_cells, amq_error *err)
 {
 	amq_status st = amq_bloom_check_compatible(dst, src, err);
 	if (st != AMQ_OK)
 		return st;
-	for (uint64_t i = 0; i < dst->payload_size; i++)
-		dst->payload[i] |= src->payload[i];
-	dst->items = dst->items + src->items < dst->items ? UINT64_MAX : dst->items + src->items;
+	merge_cells(dst, src, intersect);
+	dst->items = amq_bloom_merged_items(dst->items, src->items, intersect);
 	return AMQ_OK;
 }
 
-/* dst &= src for the classic and blocked rows. */
+/* dst &= src or dst |= src for the classic and blocked rows. */
+static void bits_merge_cells(amq_filter *dst, const amq_filter *src, bool intersect)
+{
+	if (intersect)
+		for (uint64_t i = 0; i < dst->payload_size; i++)
+			dst->payload[i] &= src->payload[i];
+	else
+		for (uint64_t i = 0; i < dst->payload_size; i++)
+			dst->payload[i] |= src->payload[i];
+}
+
+static amq_status bits_union(amq_filter *dst, const amq_filter *src, amq_error *err)
+{
+	return amq_bloom_merge(dst, src, false, bits_merge_cells, err);
+}
+
 static amq_status bits_intersect(amq_filter *dst, const amq_filter *src, amq_error *err)
 {
-	amq_status st = amq_bloom_check_compatible(dst, src, err);
-	if (st != AMQ_OK)
-		return st;
-	for (uint64_t i = 0; i < dst->payload_size; i++)
-		dst->payload[i] &= src->payload[i];
-	dst->items = dst->items < src->items ? dst->items : src->items;
-	return AMQ_OK;
+	return amq_bloom_merge(dst, src, true, bits_merge_cells, err);
 }
 
 /* Set bits among payload bytes [from, from + len); len is a multiple of 8. */
@@ -241,16 +261,8 @@ void amq_classic_positions(const amq_filter *f, uint64_t hash, uint64_t *out)
 {
 	uint64_t m = f->cells, x = amq_reduce(hash, m), y = amq_reduce(amq_mix64(hash), m);
 	for (uint32_t i = 0; i < f->hashes; i++) {
-		uint64_t p = x;
-		while (already_chosen(out, i, p))
-			p = p + 1 == m ? 0 : p + 1;
-		out[i] = p;
-		x += y;
-		if (x >= m)
-			x -= m;
-		y += i + 1;
-		if (y >= m)
-			y %= m;
+		out[i] = distinct_position(out, i, x, m);
+		classic_step(&x, &y, i, m);
 	}
 }
 
@@ -310,7 +322,7 @@ amq_status amq_bloom_check_hashes(const amq_filter *f, uint32_t max_hashes, cons
 	return AMQ_OK;
 }
 
-static amq_status classic_check_header(const amq_filter *f, const char *prefix, amq_error *err)
+amq_status amq_classic_check_header(const amq_filter *f, const char *prefix, amq_error *err)
 {
 	return amq_bloom_check_hashes(f, AMQ_BLOOM_MAX_HASHES, prefix, err);
 }
@@ -329,8 +341,8 @@ static amq_status bits_verify(const amq_filter *f, const char *prefix, amq_error
 	return AMQ_OK;
 }
 
-static amq_status classic_size(uint64_t capacity, double fpr, uint32_t *hashes, uint64_t *cells,
-			       amq_error *err)
+amq_status amq_classic_row_size(uint64_t capacity, double fpr, uint32_t *hashes, uint64_t *cells,
+				amq_error *err)
 {
 	return amq_classic_size(capacity, fpr, cells, hashes, err);
 }
@@ -398,56 +410,23 @@ static int bits_info(const amq_filter *f, char *out, size_t cap)
 			amq_variant_of(f)->format_version);
 }
 
-const amq_variant amq_variant_bloom_classic = {
-    .kind = AMQ_KIND_BLOOM,
-    .layout = AMQ_LAYOUT_CLASSIC,
-    .kind_name = "bloom",
-    .layout_name = "classic",
-    .layouts_hint = AMQ_BLOOM_LAYOUTS_HINT,
-    .format_version = 1,
-    .slots = 0,
-    .cell_name = "bits",
-    .order_free = true,
-    .shape = &classic_shape,
-    .cell_bits = one_bit_per_cell,
-    .payload_size = classic_payload_size,
-    .check_header = classic_check_header,
-    .verify = bits_verify,
-    .size = classic_size,
-    .add = classic_add,
-    .contains = classic_contains,
-    .probe_for = classic_probe_for,
-    .union_into = bits_union,
-    .intersect_into = bits_intersect,
-    .expected_fpr = classic_expected_fpr,
-    .estimate_items = amq_bits_estimate_items,
-    .info = bits_info,
-};
+/* What the classic and blocked rows share: one bit per cell, checked,
+ * combined and described alike. */
+#define BITS_ROW_COMMON                                                                            \
+	.format_version = 1, .cell_name = "bits", .order_free = true,                              \
+	.cell_bits = one_bit_per_cell, .verify = bits_verify, .union_into = bits_union,            \
+	.intersect_into = bits_intersect, .estimate_items = amq_bits_estimate_items,               \
+	.info = bits_info
 
-const amq_variant amq_variant_bloom_blocked = {
-    .kind = AMQ_KIND_BLOOM,
-    .layout = AMQ_LAYOUT_BLOCKED,
-    .kind_name = "bloom",
-    .layout_name = "blocked",
-    .layouts_hint = AMQ_BLOOM_LAYOUTS_HINT,
-    .format_version = 1,
-    .slots = 0,
-    .cell_name = "bits",
-    .order_free = true,
-    .default_cost = always_default,
-    .shape = &blocked_shape,
-    .cell_bits = one_bit_per_cell,
-    .payload_size = blocked_payload_size,
-    .check_header = blocked_check_header,
-    .verify = bits_verify,
-    .size = blocked_size,
-    .add = blocked_add,
-    .contains = blocked_contains,
-    .probe_for = blocked_probe_for,
-    .contains_many = amq_blocked_contains_many,
-    .union_into = bits_union,
-    .intersect_into = bits_intersect,
-    .expected_fpr = amq_blocked_expected_fpr,
-    .estimate_items = amq_bits_estimate_items,
-    .info = bits_info,
-};
+const amq_variant amq_variant_bloom_classic =
+    AMQ_BLOOM_ROW(AMQ_LAYOUT_CLASSIC, "classic", BITS_ROW_COMMON, .shape = &classic_shape,
+		  .payload_size = classic_payload_size, .check_header = amq_classic_check_header,
+		  .size = amq_classic_row_size, .add = classic_add, .contains = classic_contains,
+		  .probe_for = classic_probe_for, .expected_fpr = classic_expected_fpr);
+
+const amq_variant amq_variant_bloom_blocked = AMQ_BLOOM_ROW(
+    AMQ_LAYOUT_BLOCKED, "blocked", BITS_ROW_COMMON, .default_cost = always_default,
+    .shape = &blocked_shape, .payload_size = blocked_payload_size,
+    .check_header = blocked_check_header, .size = blocked_size, .add = blocked_add,
+    .contains = blocked_contains, .probe_for = blocked_probe_for,
+    .contains_many = amq_blocked_contains_many, .expected_fpr = amq_blocked_expected_fpr);

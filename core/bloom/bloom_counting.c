@@ -59,12 +59,6 @@ static uint64_t counting_payload_size(uint32_t hashes, uint64_t cells)
 	return (cells * 4 + 63) / 64 * 8;
 }
 
-/* The classic hashes rule: 1 to 30 hashes, no more than counters. */
-static amq_status counting_check_header(const amq_filter *f, const char *prefix, amq_error *err)
-{
-	return amq_bloom_check_hashes(f, AMQ_BLOOM_MAX_HASHES, prefix, err);
-}
-
 /* Bits past the last counter must be zero. */
 static amq_status counting_verify(const amq_filter *f, const char *prefix, amq_error *err)
 {
@@ -72,13 +66,6 @@ static amq_status counting_verify(const amq_filter *f, const char *prefix, amq_e
 		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
 				"%sbits set past the last counter", prefix);
 	return AMQ_OK;
-}
-
-/* The classic layout's m and k for the fpr asked. */
-static amq_status counting_size(uint64_t capacity, double fpr, uint32_t *hashes, uint64_t *cells,
-				amq_error *err)
-{
-	return amq_classic_size(capacity, fpr, cells, hashes, err);
 }
 
 /* amq_bloom_size of a counting filter: the classic bits, one counter each. */
@@ -154,32 +141,25 @@ static uint64_t counting_frequency(const amq_filter *f, uint64_t hash)
 	return f->items > AMQ_COUNTING_MAX ? f->items : AMQ_COUNTING_MAX;
 }
 
-/* Counters added, saturating at 15 (a saturated counter stays one). */
-static amq_status counting_union(amq_filter *dst, const amq_filter *src, amq_error *err)
+/* Counters added, saturating at 15 (a saturated counter stays one), or the
+ * smaller of each pair. */
+static void counting_merge_cells(amq_filter *dst, const amq_filter *src, bool intersect)
 {
-	amq_status st = amq_bloom_check_compatible(dst, src, err);
-	if (st != AMQ_OK)
-		return st;
-	for (uint64_t i = 0; i < dst->cells; i++) {
-		unsigned sum = counter_get(dst->payload, i) + counter_get(src->payload, i);
-		counter_set(dst->payload, i, sum > AMQ_COUNTING_MAX ? AMQ_COUNTING_MAX : sum);
-	}
-	dst->items = dst->items + src->items < dst->items ? UINT64_MAX : dst->items + src->items;
-	return AMQ_OK;
-}
-
-/* The smaller of each pair of counters. */
-static amq_status counting_intersect(amq_filter *dst, const amq_filter *src, amq_error *err)
-{
-	amq_status st = amq_bloom_check_compatible(dst, src, err);
-	if (st != AMQ_OK)
-		return st;
 	for (uint64_t i = 0; i < dst->cells; i++) {
 		unsigned a = counter_get(dst->payload, i), b = counter_get(src->payload, i);
-		counter_set(dst->payload, i, a < b ? a : b);
+		unsigned merged = intersect ? (a < b ? a : b) : a + b;
+		counter_set(dst->payload, i, merged > AMQ_COUNTING_MAX ? AMQ_COUNTING_MAX : merged);
 	}
-	dst->items = dst->items < src->items ? dst->items : src->items;
-	return AMQ_OK;
+}
+
+static amq_status counting_union(amq_filter *dst, const amq_filter *src, amq_error *err)
+{
+	return amq_bloom_merge(dst, src, false, counting_merge_cells, err);
+}
+
+static amq_status counting_intersect(amq_filter *dst, const amq_filter *src, amq_error *err)
+{
+	return amq_bloom_merge(dst, src, true, counting_merge_cells, err);
 }
 
 /* Counters that are non-zero, and that saturated. */
@@ -229,31 +209,13 @@ static int counting_info(const amq_filter *f, char *out, size_t cap)
 			(unsigned long long)f->seed, amq_variant_of(f)->format_version);
 }
 
-const amq_variant amq_variant_bloom_counting = {
-    .kind = AMQ_KIND_BLOOM,
-    .layout = AMQ_LAYOUT_COUNTING,
-    .kind_name = "bloom",
-    .layout_name = "counting",
-    .layouts_hint = AMQ_BLOOM_LAYOUTS_HINT,
-    .format_version = 2,
-    .slots = 0,
-    .cell_name = "counters",
-    .order_free = true,
-    .counts_duplicates = true,
-    .shape = &counting_shape,
-    .cell_bits = four_bits_per_cell,
-    .payload_size = counting_payload_size,
-    .check_header = counting_check_header,
-    .verify = counting_verify,
-    .size = counting_size,
-    .add = counting_add,
-    .contains = counting_contains,
-    .probe_for = counting_probe_for,
-    .remove = counting_remove,
-    .frequency = counting_frequency,
-    .union_into = counting_union,
-    .intersect_into = counting_intersect,
-    .expected_fpr = counting_expected_fpr,
-    .estimate_items = counting_estimate_items,
-    .info = counting_info,
-};
+const amq_variant amq_variant_bloom_counting =
+    AMQ_BLOOM_ROW(AMQ_LAYOUT_COUNTING, "counting", .format_version = 2, .cell_name = "counters",
+		  .order_free = true, .counts_duplicates = true, .shape = &counting_shape,
+		  .cell_bits = four_bits_per_cell, .payload_size = counting_payload_size,
+		  .check_header = amq_classic_check_header, .verify = counting_verify,
+		  .size = amq_classic_row_size, .add = counting_add, .contains = counting_contains,
+		  .probe_for = counting_probe_for, .remove = counting_remove,
+		  .frequency = counting_frequency, .union_into = counting_union,
+		  .intersect_into = counting_intersect, .expected_fpr = counting_expected_fpr,
+		  .estimate_items = counting_estimate_items, .info = counting_info);

@@ -14,6 +14,16 @@
 /* The hint of an unknown Bloom layout name: every Bloom row's layouts_hint. */
 #define AMQ_BLOOM_LAYOUTS_HINT "use 'blocked' (the default), 'classic', 'counting' or 'scalable'"
 
+/* A Bloom row of the variant registry (format/variant.h): the fields every
+ * Bloom row has alike, its layout code and SQL name, then the designated
+ * initializers of the fields that are the row's own. */
+#define AMQ_BLOOM_ROW(LAYOUT, NAME, ...)                                                           \
+	{                                                                                          \
+		.kind = AMQ_KIND_BLOOM, .layout = LAYOUT, .kind_name = "bloom",                    \
+		.layout_name = NAME, .layouts_hint = AMQ_BLOOM_LAYOUTS_HINT, .slots = 0,           \
+		__VA_ARGS__                                                                        \
+	}
+
 /* What a Bloom row's shape (amq_variant.shape) holds. */
 typedef struct amq_bloom_shape {
 	/* Bits and hashes of the layout's bit array for capacity items at fpr
@@ -42,6 +52,31 @@ double amq_blocked_fpr(double bits_per_item, uint32_t k);
 amq_status amq_bloom_check_hashes(const amq_filter *f, uint32_t max_hashes, const char *prefix,
 				  amq_error *err);
 amq_status amq_bloom_check_compatible(const amq_filter *a, const amq_filter *b, amq_error *err);
+
+/* The item count of a union (the sum, saturating) or an intersection (the
+ * smaller), for every Bloom layout's merge. */
+static inline uint64_t amq_bloom_merged_items(uint64_t a, uint64_t b, bool intersect)
+{
+	if (intersect)
+		return a < b ? a : b;
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* A layout's cells of src merged into dst's: kept where both hold a value
+ * (intersect) or where either does. */
+typedef void (*amq_bloom_merge_cells)(amq_filter *dst, const amq_filter *src, bool intersect);
+/* The union_into (intersect false) or intersect_into of a layout whose two
+ * filters must have the same parameters (amq_bloom_check_compatible):
+ * merge_cells on the payloads, then the item count. */
+amq_status amq_bloom_merge(amq_filter *dst, const amq_filter *src, bool intersect,
+			   amq_bloom_merge_cells merge_cells, amq_error *err);
+
+/* The classic row's check_header (1 to AMQ_BLOOM_MAX_HASHES hashes, no
+ * more than cells) and size (amq_classic_size's m and k): the counting
+ * row's too, whose counters take the classic bits' places. */
+amq_status amq_classic_check_header(const amq_filter *f, const char *prefix, amq_error *err);
+amq_status amq_classic_row_size(uint64_t capacity, double fpr, uint32_t *hashes, uint64_t *cells,
+				amq_error *err);
 
 /* The k distinct positions in [0, m) an item takes in a classic filter, in the
  * order walk_classic visits them; the counting layout uses them for its

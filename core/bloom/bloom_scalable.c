@@ -497,12 +497,9 @@ static amq_status combine(amq_filter *dst, const amq_filter *src, bool intersect
 		for (uint64_t b = 0; b < d.bits.payload_size; b++)
 			d.bits.payload[b] = intersect ? d.bits.payload[b] & s.bits.payload[b]
 						      : d.bits.payload[b] | s.bits.payload[b];
-		uint64_t n = intersect ? (d.bits.items < s.bits.items ? d.bits.items : s.bits.items)
-				       : (d.bits.items + s.bits.items < d.bits.items
-					      ? UINT64_MAX
-					      : d.bits.items + s.bits.items);
+		uint64_t n = amq_bloom_merged_items(d.bits.items, s.bits.items, intersect);
 		amq_store64le(d.descriptor + LINK_ITEMS, n);
-		items = items + n < items ? UINT64_MAX : items + n;
+		items = amq_bloom_merged_items(items, n, false);
 		at = next_link(&d, at);
 	}
 	dst->items = items;
@@ -521,32 +518,32 @@ static amq_status scalable_intersect(amq_filter *dst, const amq_filter *src, amq
 	return combine(dst, src, true, err);
 }
 
-/* 1 - prod(1 - fpr_i) over the links' current rates. */
-static double scalable_expected_fpr(const amq_filter *f)
+/* Over the chain's links: 1 - prod(1 - fpr_i) of their current rates
+ * (rates), or the sum of their estimates. */
+static double over_links(const amq_filter *f, bool rates)
 {
-	double none = 1.0;
+	double acc = rates ? 1.0 : 0.0;
 	uint32_t links = link_count(f);
 	uint64_t at = first_bits(links);
 	for (uint32_t i = 0; i < links; i++) {
 		link l = link_at(f, i, at);
-		none *= 1.0 - amq_blocked_expected_fpr(&l.bits);
+		if (rates)
+			acc *= 1.0 - amq_blocked_expected_fpr(&l.bits);
+		else
+			acc += amq_bits_estimate_items(&l.bits);
 		at = next_link(&l, at);
 	}
-	return 1.0 - none;
+	return rates ? 1.0 - acc : acc;
 }
 
-/* The sum of the links' estimates. */
+static double scalable_expected_fpr(const amq_filter *f)
+{
+	return over_links(f, true);
+}
+
 static double scalable_estimate_items(const amq_filter *f)
 {
-	double sum = 0.0;
-	uint32_t links = link_count(f);
-	uint64_t at = first_bits(links);
-	for (uint32_t i = 0; i < links; i++) {
-		link l = link_at(f, i, at);
-		sum += amq_bits_estimate_items(&l.bits);
-		at = next_link(&l, at);
-	}
-	return sum;
+	return over_links(f, false);
 }
 
 /* Appends to out[*n..cap) as snprintf does, tracking the length needed. */
@@ -592,31 +589,12 @@ static int scalable_info(const amq_filter *f, char *out, size_t cap)
 	return (int)n;
 }
 
-const amq_variant amq_variant_bloom_scalable = {
-    .kind = AMQ_KIND_BLOOM,
-    .layout = AMQ_LAYOUT_SCALABLE,
-    .kind_name = "bloom",
-    .layout_name = "scalable",
-    .layouts_hint = AMQ_BLOOM_LAYOUTS_HINT,
-    .format_version = 2,
-    .slots = 0,
-    .cell_name = "lines",
-    .order_free = false,
-    .shape = &first_link_shape,
-    .cell_bits = line_bits,
-    .payload_size = scalable_payload_size,
-    .check_header = scalable_check_header,
-    .check_payload = scalable_check_payload,
-    .size = scalable_size,
-    .create = scalable_create,
-    .add_collected = scalable_add_collected,
-    .add = scalable_add_in_place,
-    .add_grow = scalable_add_grow,
-    .contains = scalable_contains,
-    .probe_for = scalable_probe_for,
-    .union_into = scalable_union,
-    .intersect_into = scalable_intersect,
-    .expected_fpr = scalable_expected_fpr,
-    .estimate_items = scalable_estimate_items,
-    .info = scalable_info,
-};
+const amq_variant amq_variant_bloom_scalable = AMQ_BLOOM_ROW(
+    AMQ_LAYOUT_SCALABLE, "scalable", .format_version = 2, .cell_name = "lines", .order_free = false,
+    .shape = &first_link_shape, .cell_bits = line_bits, .payload_size = scalable_payload_size,
+    .check_header = scalable_check_header, .check_payload = scalable_check_payload,
+    .size = scalable_size, .create = scalable_create, .add_collected = scalable_add_collected,
+    .add = scalable_add_in_place, .add_grow = scalable_add_grow, .contains = scalable_contains,
+    .probe_for = scalable_probe_for, .union_into = scalable_union,
+    .intersect_into = scalable_intersect, .expected_fpr = scalable_expected_fpr,
+    .estimate_items = scalable_estimate_items, .info = scalable_info);

@@ -338,6 +338,20 @@ static amq_status bad_state(amq_builder *b, amq_error *err, const char *what)
 	return amq_fail(err, AMQ_INVALID_ARGUMENT, "", "invalid filter aggregate state: %s", what);
 }
 
+/* Copies the n hashes stored at p into out; what is wrong with them when they
+ * are not sorted (or, with distinct, not strictly increasing), else NULL. */
+static const char *read_sorted(const uint8_t *p, size_t n, bool distinct, uint64_t *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t hash = amq_load64le(p + 8 * i);
+		if (i > 0 && (hash < out[i - 1] || (distinct && hash == out[i - 1])))
+			return distinct ? "hashes are not sorted and distinct"
+					: "hashes are not sorted";
+		out[i] = hash;
+	}
+	return NULL;
+}
+
 amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
 				   const amq_allocator *a, amq_error *err)
 {
@@ -390,36 +404,23 @@ amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
 	if (body_len < 8 || (body_len - 8) / 8 != amq_load64le(body) || (body_len - 8) % 8 != 0)
 		return bad_state(b, err, "hash count does not match its length");
 	size_t n = (size_t)amq_load64le(body);
-	if (b->counts_rows) {
-		/* Sorted, with the duplicates that are its point. */
-		st = amq_hashbag_reserve(&b->bag, n, err);
-		if (st != AMQ_OK) {
-			amq_builder_free(b);
-			return st;
-		}
-		for (size_t i = 0; i < n; i++) {
-			uint64_t hash = amq_load64le(body + 8 + 8 * i);
-			if (i > 0 && hash < b->bag.hashes[i - 1])
-				return bad_state(b, err, "hashes are not sorted");
-			b->bag.hashes[i] = hash;
-		}
-		b->bag.count = n;
-		return AMQ_OK;
-	}
-	st = amq_hashset_reserve(&b->set, n, err);
+	/* A counting builder keeps the duplicates that are its point; other
+	 * workers send distinct hashes, and the leader counts and merges them
+	 * in linear time trusting that, so check it. */
+	st = b->counts_rows ? amq_hashbag_reserve(&b->bag, n, err)
+			    : amq_hashset_reserve(&b->set, n, err);
 	if (st != AMQ_OK) {
 		amq_builder_free(b);
 		return st;
 	}
-	/* Workers send sorted, distinct hashes; the leader counts and merges
-	 * them in linear time trusting that, so check it. */
-	for (size_t i = 0; i < n; i++) {
-		uint64_t hash = amq_load64le(body + 8 + 8 * i);
-		if (i > 0 && hash <= b->set.hashes[i - 1])
-			return bad_state(b, err, "hashes are not sorted and distinct");
-		b->set.hashes[i] = hash;
-	}
-	b->set.count = b->set.sorted = n;
+	const char *unsorted = read_sorted(body + 8, n, !b->counts_rows,
+					   b->counts_rows ? b->bag.hashes : b->set.hashes);
+	if (unsorted != NULL)
+		return bad_state(b, err, unsorted);
+	if (b->counts_rows)
+		b->bag.count = n;
+	else
+		b->set.count = b->set.sorted = n;
 	return AMQ_OK;
 }
 

@@ -54,6 +54,11 @@ const amq_variant *amq_variant_first_of(amq_kind kind)
 	return NULL;
 }
 
+/* The loop, even on the per-value paths (amq_bloom_add, amq_filter_contains):
+ * its branches are predicted and the row it returns does not wait on a load
+ * that depends on f, so a table by kind and layout measured slower there for
+ * the Bloom rows (1 to 3 ns a probe on a filter in L1), faster only for the
+ * last rows (about 1.5 ns), and alike at 1e6 values. */
 const amq_variant *amq_variant_of(const amq_filter *f)
 {
 	return amq_variant_find(f->kind, f->layout);
@@ -203,28 +208,30 @@ amq_status amq_filter_frequency(const amq_filter *f, uint64_t hash, uint64_t *co
 	return AMQ_OK;
 }
 
-amq_status amq_filter_union_into(amq_filter *dst, const amq_filter *src, amq_error *err)
+/* The union (intersect false) or intersection of dst and src through dst's
+ * row. Same kind here; each variant's own check says why other parameters
+ * (layout included) do not match. */
+static amq_status merge_into(amq_filter *dst, const amq_filter *src, bool intersect, amq_error *err)
 {
-	/* Same kind here; each variant's own check says why other
-	 * parameters (layout included) do not match. */
 	amq_status st = amq_filter_expect(src, dst->kind, err);
 	if (st != AMQ_OK)
 		return st;
 	const amq_variant *v = amq_variant_of(dst);
-	if (v->union_into == NULL)
-		return unsupported(dst, "be combined", "", err);
-	return v->union_into(dst, src, err);
+	amq_status (*merge)(amq_filter *, const amq_filter *, amq_error *) =
+	    intersect ? v->intersect_into : v->union_into;
+	if (merge == NULL)
+		return unsupported(dst, intersect ? "be intersected" : "be combined", "", err);
+	return merge(dst, src, err);
+}
+
+amq_status amq_filter_union_into(amq_filter *dst, const amq_filter *src, amq_error *err)
+{
+	return merge_into(dst, src, false, err);
 }
 
 amq_status amq_filter_intersect_into(amq_filter *dst, const amq_filter *src, amq_error *err)
 {
-	amq_status st = amq_filter_expect(src, dst->kind, err);
-	if (st != AMQ_OK)
-		return st;
-	const amq_variant *v = amq_variant_of(dst);
-	if (v->intersect_into == NULL)
-		return unsupported(dst, "be intersected", "", err);
-	return v->intersect_into(dst, src, err);
+	return merge_into(dst, src, true, err);
 }
 
 double amq_filter_expected_fpr(const amq_filter *f)
