@@ -16,7 +16,10 @@ $(BUILD)/asan/tests/%: tests/core/%.c $(wildcard tests/core/*.h) $(CORE_ASAN_OBJ
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_AMQ) $(SAN) -DAMQ_SANITIZED -Icore $< $(CORE_ASAN_OBJ) -lm -o $@
 
-FUZZ_CFLAGS := -std=c11 -O1 -g $(WARN) -D_GNU_SOURCE -fno-sanitize-recover=all -Icore
+# clang also checks -Wmissing-variable-declarations here, which PostgreSQL 18
+# builds extensions with and gcc 12 does not know.
+FUZZ_CFLAGS := -std=c11 -O1 -g $(WARN) -Wmissing-variable-declarations -D_GNU_SOURCE \
+	-fno-sanitize-recover=all -Icore
 FUZZ_AVX2_OBJ := $(CORE_AVX2_SRC:core/%.c=$(BUILD)/fuzz/core/%.o)
 
 $(FUZZ_READER): tests/fuzz/fuzz_reader.c $(CORE_PLAIN_SRC) $(FUZZ_AVX2_OBJ) $(CORE_HDR)

@@ -418,13 +418,13 @@ static int bits_info(const amq_filter *f, char *out, size_t cap)
 	.intersect_into = bits_intersect, .estimate_items = amq_bits_estimate_items,               \
 	.info = bits_info
 
-const amq_variant amq_variant_bloom_classic =
+AMQ_VARIANT_ROW(amq_variant_bloom_classic) =
     AMQ_BLOOM_ROW(AMQ_LAYOUT_CLASSIC, "classic", BITS_ROW_COMMON, .shape = &classic_shape,
 		  .payload_size = classic_payload_size, .check_header = amq_classic_check_header,
 		  .size = amq_classic_row_size, .add = classic_add, .contains = classic_contains,
 		  .probe_for = classic_probe_for, .expected_fpr = classic_expected_fpr);
 
-const amq_variant amq_variant_bloom_blocked = AMQ_BLOOM_ROW(
+AMQ_VARIANT_ROW(amq_variant_bloom_blocked) = AMQ_BLOOM_ROW(
     AMQ_LAYOUT_BLOCKED, "blocked", BITS_ROW_COMMON, .default_cost = always_default,
     .shape = &blocked_shape, .payload_size = blocked_payload_size,
     .check_header = blocked_check_header, .size = blocked_size, .add = blocked_add,

@@ -209,7 +209,7 @@ static int counting_info(const amq_filter *f, char *out, size_t cap)
 			(unsigned long long)f->seed, amq_variant_of(f)->format_version);
 }
 
-const amq_variant amq_variant_bloom_counting =
+AMQ_VARIANT_ROW(amq_variant_bloom_counting) =
     AMQ_BLOOM_ROW(AMQ_LAYOUT_COUNTING, "counting", .format_version = 2, .cell_name = "counters",
 		  .order_free = true, .counts_duplicates = true, .shape = &counting_shape,
 		  .cell_bits = four_bits_per_cell, .payload_size = counting_payload_size,

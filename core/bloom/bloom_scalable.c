@@ -589,7 +589,7 @@ static int scalable_info(const amq_filter *f, char *out, size_t cap)
 	return (int)n;
 }
 
-const amq_variant amq_variant_bloom_scalable = AMQ_BLOOM_ROW(
+AMQ_VARIANT_ROW(amq_variant_bloom_scalable) = AMQ_BLOOM_ROW(
     AMQ_LAYOUT_SCALABLE, "scalable", .format_version = 2, .cell_name = "lines", .order_free = false,
     .shape = &first_link_shape, .cell_bits = line_bits, .payload_size = scalable_payload_size,
     .check_header = scalable_check_header, .check_payload = scalable_check_payload,

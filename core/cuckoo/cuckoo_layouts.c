@@ -359,10 +359,10 @@ CUCKOO_DEFAULT_COST(b8, AMQ_LAYOUT_CUCKOO_B8)
 		.estimate_items = estimate_items, .info = info,                                    \
 	}
 
-const amq_variant amq_variant_cuckoo_b2 =
-    CUCKOO_ROW(b2, AMQ_LAYOUT_CUCKOO_B2, 3, 2, b2_default_cost);
-const amq_variant amq_variant_cuckoo_b4 = CUCKOO_ROW(b4, AMQ_LAYOUT_CLASSIC, 1, 4, b4_default_cost);
-const amq_variant amq_variant_cuckoo_b8 =
-    CUCKOO_ROW(b8, AMQ_LAYOUT_CUCKOO_B8, 3, 8, b8_default_cost);
-const amq_variant amq_variant_cuckoo_semisorted =
-    CUCKOO_ROW(semisorted, AMQ_LAYOUT_SEMISORTED, 3, 4, NULL);
+AMQ_VARIANT_ROW(amq_variant_cuckoo_b2) = CUCKOO_ROW(b2, AMQ_LAYOUT_CUCKOO_B2, 3, 2,
+						    b2_default_cost);
+AMQ_VARIANT_ROW(amq_variant_cuckoo_b4) = CUCKOO_ROW(b4, AMQ_LAYOUT_CLASSIC, 1, 4, b4_default_cost);
+AMQ_VARIANT_ROW(amq_variant_cuckoo_b8) = CUCKOO_ROW(b8, AMQ_LAYOUT_CUCKOO_B8, 3, 8,
+						    b8_default_cost);
+AMQ_VARIANT_ROW(amq_variant_cuckoo_semisorted) = CUCKOO_ROW(semisorted, AMQ_LAYOUT_SEMISORTED, 3, 4,
+							    NULL);

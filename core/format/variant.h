@@ -21,7 +21,7 @@
  * A build-only variant (a filter made whole from the full set of values,
  * such as an xor or binary fuse filter) needs exactly this:
  *   - one core file, say core/xor/xor.c, including "format/variant.h" and
- *     defining `const amq_variant amq_variant_xor_... = {...}`, plus its
+ *     defining its row, `AMQ_VARIANT_ROW(amq_variant_xor_...) = {...};`, plus its
  *     pointer (and extern declaration) in the registry array of variant.c;
  *   - a kind code, written in its row only ((amq_kind)3 for the next kind:
  *     amq_kind names only the kinds adapters call by name; the SQL layer
@@ -154,6 +154,14 @@ size_t amq_variant_count(void);
 /* Row i of the registry, in its fixed order (each kind's rows together, the
  * kind's first layout first), for i < amq_variant_count(); NULL past it. */
 const amq_variant *amq_variant_at(size_t i);
+/* Defines a row of the registry, `AMQ_VARIANT_ROW(amq_variant_x) = {...};`,
+ * with the extern declaration a non-static definition needs before it
+ * (PostgreSQL 18 builds extensions with -Wmissing-variable-declarations);
+ * variant.c declares it again for its array. */
+#define AMQ_VARIANT_ROW(name)                                                                      \
+	extern const amq_variant name;                                                             \
+	const amq_variant name
+
 /* The row of kind and layout, or NULL when no such variant exists. */
 const amq_variant *amq_variant_find(amq_kind kind, amq_layout layout);
 /* The first row of kind, or NULL when this build knows no such kind. */
