@@ -203,11 +203,12 @@ static uint64_t count_union(const amq_builder *b)
 /* The filter holding the sorted hashes[0..count) (distinct_count of them
  * distinct), added in the variant's order (amq_filter_add_collected). Without
  * a fixed capacity a filter that refuses an add (a cuckoo filter, possible,
- * rarely, just under its target load) is rebuilt 1/8 larger, so the result is
- * still a function of the hashes alone. A refusal at twice the room the
- * values need is not about load: more than 2b of the hashes share their
+ * rarely, just under its target load; a build-only variant whose
+ * construction can fail) is rebuilt 1/8 larger, so the result is still a
+ * function of the hashes alone. A refusal at twice the room the values need
+ * is not about load (for cuckoo: more than 2b of the hashes share their
  * buckets and fingerprint, and only a table far larger than the values would
- * tell them apart, so it stops there. */
+ * tell them apart), so it stops there. */
 static amq_status finish_collected(amq_builder *b, const uint64_t *hashes, size_t count,
 				   size_t distinct_count, amq_filter *out, amq_error *err)
 {
@@ -224,15 +225,21 @@ static amq_status finish_collected(amq_builder *b, const uint64_t *hashes, size_
 		amq_filter_free(out, &b->alloc);
 		if (st != AMQ_FILTER_FULL || b->capacity != 0)
 			return st;
-		if (capacity >= 2 * distinct)
+		const amq_variant *v = amq_variant_find(b->kind, b->layout);
+		if (capacity >= 2 * distinct && v->kind == AMQ_KIND_CUCKOO)
 			return amq_fail(
 			    err, AMQ_FILTER_FULL,
 			    "build a bloom filter of these values, or pass a smaller fpr "
 			    "for longer fingerprints",
 			    "cannot place %llu distinct values in a cuckoo filter: more "
 			    "than %u of them share both buckets and the fingerprint",
-			    (unsigned long long)distinct_count,
-			    2 * amq_variant_find(b->kind, b->layout)->slots);
+			    (unsigned long long)distinct_count, 2 * v->slots);
+		if (capacity >= 2 * distinct)
+			return amq_fail(err, AMQ_FILTER_FULL, "",
+					"cannot build a %s %s filter of %llu distinct values in "
+					"twice their room",
+					v->layout_name, v->kind_name,
+					(unsigned long long)distinct_count);
 		capacity += capacity / 8 + 1;
 	}
 	amq_filter_seal(out);

@@ -30,7 +30,8 @@ amq_status amq_check_capacity(int64_t capacity, amq_error *err)
 amq_layout amq_default_layout(amq_kind kind, double fpr)
 {
 	/* The kind's cheapest candidate at fpr; the first candidate on a tie
-	 * and when none can reach fpr (its sizing then reports the error). */
+	 * and when none can reach fpr (its sizing then reports the error); the
+	 * kind's first row when none is a candidate. */
 	const amq_variant *best = NULL;
 	double best_cost = INFINITY;
 	for (size_t i = 0; i < amq_variant_count(); i++) {
@@ -43,6 +44,8 @@ amq_layout amq_default_layout(amq_kind kind, double fpr)
 			best_cost = cost;
 		}
 	}
+	if (best == NULL)
+		best = amq_variant_first_of(kind);
 	return best != NULL ? best->layout : AMQ_LAYOUT_CLASSIC; /* kind unknown */
 }
 

@@ -7,6 +7,7 @@
  */
 #include "format/variant.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* The rows, each defined with its layout's code. */
@@ -188,13 +189,30 @@ amq_probe amq_filter_probe_for(const amq_filter *f)
 	return v->probe_for != NULL ? v->probe_for(f) : v->contains;
 }
 
-static const char *const COUNTING_HINT = "build the filter with layout 'counting' for that";
+/* The hint for an operation f's row lacks: the first layout of f's kind that
+ * has it (counting, for the Bloom layouts that cannot delete), or none. */
+static const char *layout_hint(const amq_filter *f, bool want_frequency, char *hint, size_t cap)
+{
+	hint[0] = '\0';
+	for (size_t i = 0; i < amq_variant_count(); i++) {
+		const amq_variant *v = rows[i];
+		if (v->kind == f->kind &&
+		    (want_frequency ? v->frequency != NULL : v->remove != NULL)) {
+			snprintf(hint, cap, "build the filter with layout '%s' for that",
+				 v->layout_name);
+			break;
+		}
+	}
+	return hint;
+}
 
 amq_status amq_filter_remove(amq_filter *f, uint64_t hash, bool *removed, amq_error *err)
 {
 	const amq_variant *v = amq_variant_of(f);
+	char hint[96];
 	if (v->remove == NULL)
-		return unsupported(f, "delete values", COUNTING_HINT, err);
+		return unsupported(f, "delete values", layout_hint(f, false, hint, sizeof(hint)),
+				   err);
 	*removed = v->remove(f, hash);
 	return AMQ_OK;
 }
@@ -202,8 +220,10 @@ amq_status amq_filter_remove(amq_filter *f, uint64_t hash, bool *removed, amq_er
 amq_status amq_filter_frequency(const amq_filter *f, uint64_t hash, uint64_t *count, amq_error *err)
 {
 	const amq_variant *v = amq_variant_of(f);
+	char hint[96];
 	if (v->frequency == NULL)
-		return unsupported(f, "count how often a value was added", COUNTING_HINT, err);
+		return unsupported(f, "count how often a value was added",
+				   layout_hint(f, true, hint, sizeof(hint)), err);
 	*count = v->frequency(f, hash);
 	return AMQ_OK;
 }

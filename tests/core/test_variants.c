@@ -79,7 +79,7 @@ static void test_kinds(void)
 		  amq_kind_named("cuckoo") == AMQ_KIND_CUCKOO,
 	      "bloom and cuckoo keep codes 1 and 2");
 	CHECK(amq_kind_named("none") == 0 && amq_kind_named("") == 0, "no kind is named none");
-	CHECK(amq_format_version() == newest && newest == 3, "format version %u, want 3",
+	CHECK(amq_format_version() == newest && newest >= 3, "format version %u, want at least 3",
 	      amq_format_version());
 }
 
