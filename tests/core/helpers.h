@@ -41,6 +41,18 @@ static inline bool refused_as_version(amq_filter *f, uint8_t version, const char
 	return refused;
 }
 
+/* The version one past the newest this build reads (the registry's newest),
+ * and in want the message a filter of that version is refused with. */
+static inline unsigned newer_version(char *want, size_t cap)
+{
+	unsigned newer = amq_format_version() + 1;
+	snprintf(want, cap,
+		 "amq filter format version %u was written by a newer amq (this build reads "
+		 "versions 1 to %u)",
+		 newer, newer - 1);
+	return newer;
+}
+
 /* ---- stand-in hashes ---- */
 
 /* Hash number i of stream s: distinct (s, i) give distinct hashes. */

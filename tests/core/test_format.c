@@ -6,6 +6,7 @@
  */
 #include "amq.h"
 #include "check.h"
+#include "helpers.h"
 #include "base/internal.h"
 
 #include <stdlib.h>
@@ -168,13 +169,8 @@ static void messages(const amq_filter *bloom)
 	b[0] = 'X';
 	expect_message(b, bloom->size, AMQ_INVALID_FILTER, "invalid amq filter: bad magic bytes");
 	memcpy(b, bloom->bytes, bloom->size);
-	unsigned newer = amq_format_version() + 1;
 	char want[128];
-	snprintf(want, sizeof(want),
-		 "amq filter format version %u was written by a newer amq (this build reads "
-		 "versions 1 to %u)",
-		 newer, newer - 1);
-	b[4] = (uint8_t)newer;
+	b[4] = (uint8_t)newer_version(want, sizeof(want));
 	expect_message(b, bloom->size, AMQ_INVALID_FILTER, want);
 	memcpy(b, bloom->bytes, bloom->size);
 	b[4] = 0;
