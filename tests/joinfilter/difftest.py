@@ -25,15 +25,11 @@ import random
 import re
 import sys
 
-# psql as the other suites run it.
+# psql as the other suites run it, and what the corpora share.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import corpus  # noqa: E402
 import pgsql  # noqa: E402
 
-# psql's SQLSTATE after a statement cancelled by statement_timeout. Each
-# query's outcome is echoed on stdout right after it: error text goes to
-# stderr, which reaches us after all of stdout and cannot be told apart per
-# query.
-TIMEOUT = "state 57014"
 TABLES = ["t1", "t2", "t3", "t4", "t5", "t6"]
 # t6 is partitioned by range of id, into three partitions and a default one.
 PARTITIONED = "t6"
@@ -223,31 +219,12 @@ def make_query(rng):
 def script(queries, filter_on, explain):
     lines = ["LOAD 'amq';", "SET amq.join_filter = %s;" % ("on" if filter_on else "off")]
     for i, (sql, settings, rows) in queries:
-        lines.append("\\echo @@ %d" % i)
-        lines.extend("SET %s = '%s';" % kv for kv in settings.items())
         if explain:
-            lines.append("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) %s;" % sql)
-        elif rows:
-            lines.append("SELECT count(*), md5(coalesce(string_agg(q::text, '|' ORDER BY "
-                         "q::text), '')) FROM (%s) q;" % sql)
+            statement = "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) %s;" % sql
         else:
-            lines.append("SELECT count(*) FROM (%s) q;" % sql)
-        lines.append("\\echo state :SQLSTATE")
+            statement = corpus.digest(sql) if rows else corpus.count(sql)
+        lines.extend(corpus.block(i, settings, [statement]))
     return "\n".join(lines) + "\n"
-
-
-def split(output):
-    """Output per query number, from the @@ markers."""
-    parts = {}
-    current = None
-    for line in output.splitlines():
-        m = re.match(r"^@@ (\d+)$", line)
-        if m:
-            current = int(m.group(1))
-            parts[current] = []
-        elif current is not None:
-            parts[current].append(line)
-    return {k: "\n".join(v) for k, v in parts.items()}
 
 
 def main():
@@ -265,29 +242,20 @@ def main():
         rng = random.Random(seed * 1000003 + i)
         if only is None or int(only) == i:
             queries.append((i, make_query(rng)))
-    off = split(psql(script(queries, False, False), errors=False))
-    on = split(psql(script(queries, True, False), errors=False))
-    plans = split(psql(script(queries, True, True), errors=False))
+    off = corpus.split(psql(script(queries, False, False), errors=False))
+    on = corpus.split(psql(script(queries, True, False), errors=False))
+    plans = corpus.split(psql(script(queries, True, True), errors=False))
     passed = failed = with_filter = removing = skipped = 0
     for i, (sql, settings, _) in queries:
-        a, b = off.get(i), on.get(i)
-        problem = None
-        if any(TIMEOUT in (x or "") for x in (a, b, plans.get(i))):
+        if corpus.timed_out(off.get(i), on.get(i), plans.get(i)):
             skipped += 1  # too slow in some run: bounded by statement_timeout
             continue
-        if a is None or b is None:
-            problem = "no output"
-        elif "state 00000" not in a or "state 00000" not in b:
-            problem = "error: " + (a if "state 00000" not in a else b)
-        elif a != b:
-            problem = "results differ: off=%r on=%r" % (a, b)
-        elif "state 00000" not in plans.get(i, ""):
+        problem = corpus.compare(off.get(i), on.get(i))
+        if problem is None and not corpus.succeeded(plans.get(i)):
             problem = "EXPLAIN ANALYZE failed: " + plans.get(i, "")
         if problem:
             failed += 1
-            print("FAIL query %d (replay: JF_SEED=%d JF_ONLY=%d): %s" % (i, seed, i, problem))
-            print("  settings: %s" % settings)
-            print("  query: %s" % sql)
+            corpus.report(i, "JF_SEED=%d JF_ONLY=%d" % (seed, i), problem, settings, sql)
             continue
         passed += 1
         plan = plans[i]
@@ -297,9 +265,7 @@ def main():
             removing += 1
     print("%d queries (seed %d): %d with a join filter, %d where a filter removed rows, "
           "%d skipped (statement_timeout)" % (len(queries), seed, with_filter, removing, skipped))
-    if skipped > len(queries) // 50:
-        print("FAIL too many queries hit statement_timeout: %d" % skipped)
-        failed += 1
+    failed += corpus.too_many_timeouts(skipped, len(queries))
     if only is None and removing < len(queries) // 5:
         print("FAIL too few queries where a filter removed rows: %d of %d (want >= 20%%)"
               % (removing, len(queries)))
