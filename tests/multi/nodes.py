@@ -25,11 +25,11 @@ def port(node):
         return f.read().strip()
 
 
-def run_psql(node, sql, db="postgres"):
+def run_psql(node, sql, db="postgres", stop=True):
     """Runs sql through psql on node; returns the finished process (unaligned,
-    tuples only, stopping at the first error)."""
+    tuples only, stopping at the first error unless stop is false)."""
     return pgsql.run([PSQL], sql, ["-h", os.path.join(ROOT, node), "-p", port(node),
-                                   "-U", "postgres", "-d", db])
+                                   "-U", "postgres", "-d", db], stop=stop)
 
 
 def psql(node, sql, db="postgres"):

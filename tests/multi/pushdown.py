@@ -41,24 +41,30 @@ def answer(query, setup_sql=""):
           FROM ({query}) s;""")
 
 
-def shard_counts():
-    """Per foreign partition: (rows, rows whose customer is a vip)."""
+def shard_counts(table="orders", match="customer_id IN (SELECT customer_id FROM vip)"):
+    """Per foreign table of table (its partitions, or itself): (rows, rows
+    for which match holds)."""
     counts = {}
-    for line in psql("coord", """
-            SELECT tableoid::regclass, count(*), count(*) FILTER (WHERE customer_id IN
-                   (SELECT customer_id FROM vip)) FROM orders GROUP BY 1;"""):
+    for line in psql("coord", f"""
+            SELECT tableoid::regclass, count(*), count(*) FILTER (WHERE {match})
+              FROM {table} GROUP BY 1;"""):
         rel, rows, matches = line.split("|")
         counts[rel] = (int(rows), int(matches))
     return counts
 
 
-def check_scans(r, name, scans, marker, counts):
-    """Every shard's Remote SQL carries marker, both scans are asynchronous
-    (async_capable: the shards work at the same time); each shard ships at most
-    its true matches plus 1.5 x fpr x its non-matches."""
-    shipped = [s for s in scans if marker in s["Remote SQL"]]
-    r.check(f"{name}: pushed down to both shards, scanned asynchronously",
-            len(scans) == 2 and len(shipped) == 2 and all(s["Async Capable"] for s in scans),
+def check_scans(r, name, scans, marker, counts, asynchronous=True):
+    """Every scan's Remote SQL carries marker (a text, or a test of the SQL),
+    there is one per shard, asynchronous (async_capable: the shards work at
+    the same time) or not as asked; each shard ships at most its true matches
+    plus 1.5 x fpr x its non-matches."""
+    carries = marker if callable(marker) else lambda sql: marker in sql
+    shipped = [s for s in scans if carries(s["Remote SQL"])]
+    want = len(counts)
+    r.check(f"{name}: pushed down to {'both shards' if want == 2 else 'the shard'}, "
+            f"scanned {'a' if asynchronous else ''}synchronously",
+            len(scans) == want and len(shipped) == want
+            and all(s["Async Capable"] == asynchronous for s in scans),
             " | ".join(s["Remote SQL"][:110] for s in scans))
     for s in scans:
         rows, matches = counts[s["Relation Name"]]
