@@ -1,0 +1,350 @@
+"""The automatic join filter across servers: a hash join on the coordinator
+ships a Bloom filter of its inner keys into the Remote SQL of the
+postgres_fdw scans on its outer side, and the shards filter their own rows.
+
+Checks, on orders (tests/multi/run.sh: 200,000 rows, ids 1..100,000 on
+shard1, the rest on shard2, every customer once on each; orders_s1 and
+orders_s2 its foreign partitions, async_capable by their servers) and
+tables made here on the coordinator (rvip: 2,000 customers as int4; rpick:
+every 8th order id; orders_f1 and orders_f2: plain foreign tables over each
+shard's orders):
+- the filter is in every shard's Remote SQL, in the form the interface
+  states, for a plain foreign table, foreign partitions scanned
+  synchronously and asynchronously, a star join with two dimensions, a
+  semi and a right join, and the builder names the scans it sends to;
+- each shard sends at most its true matches plus 1.5 x fpr x the rest
+  (EXPLAIN ANALYZE; fpr 0.01);
+- no remote filter for left, full and anti joins, with amq.join_filter or
+  amq.join_filter_remote off, for a server without extensions 'amq', for a
+  shard without amq, for remote columns whose type hashes otherwise, and
+  none sent (the scan gets every row) above amq.join_filter_remote_max_memory;
+- a nested loop that rebuilds the filter on each rescan sends each new one;
+- a shard that goes down mid-query gives postgres_fdw's error and no rows;
+- every answer is the same with amq.join_filter on and off.
+"""
+
+import os
+import re
+import sys
+
+import faults
+from nodes import REPO, fetched, foreign_scans, node_ctl, plan, psql, run_psql, value
+from pushdown import check_scans, plan_nodes, shard_counts
+
+# What the corpora share (a digest of a query's rows).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import corpus  # noqa: E402
+
+ON = "LOAD 'amq'; SET amq.join_filter = on;"
+OFF = "LOAD 'amq'; SET amq.join_filter = off;"
+VIP_MATCH = "customer_id IN (SELECT customer_id FROM rvip)"
+PICK_MATCH = "id IN (SELECT id FROM rpick)"
+VIP = "SELECT o.id, o.amount FROM {t} o JOIN rvip v ON o.customer_id = v.customer_id"
+STAR = VIP + " JOIN rpick p ON p.id = o.id"
+
+
+def remote_filter(column):
+    """The condition the interface adds to a scan's Remote SQL for column (a
+    regular expression): ((($N::S.bloom IS NULL) OR S.bloom_contains($N::S.bloom,
+    column))), amq's schema on the shard being public."""
+    return re.compile(r"\(\(\(\$(\d+)::public\.bloom IS NULL\) OR "
+                      r"public\.bloom_contains\(\$\1::public\.bloom, " + re.escape(column) + r"\)\)\)")
+
+
+def filters_on(*columns):
+    """A test that a Remote SQL carries the remote filter of every column,
+    each its own parameter."""
+    def carries(sql):
+        found = [remote_filter(c).search(sql) for c in columns]
+        return all(found) and len({m.group(1) for m in found}) == len(columns)
+    return carries
+
+
+def no_filter(scans):
+    """Whether no scan's Remote SQL calls bloom_contains."""
+    return all("bloom_contains" not in s["Remote SQL"] for s in scans)
+
+
+def answer(query, setup):
+    """The row count and the md5 of the sorted rows of query, after setup."""
+    return value("coord", f"{setup}\n{corpus.digest(query)}")
+
+
+def same_answer(r, name, query, want=None):
+    """Checks that query answers the same with the filter on and off (and,
+    when given, that the answer starts with want: its row count)."""
+    off, on = answer(query, OFF), answer(query, ON)
+    r.check(f"{name}: same answer with amq.join_filter on and off"
+            + (f" ({want} rows)" if want else ""),
+            off == on and (want is None or off.startswith(f"{want}|")), f"off {off}, on {on}")
+
+
+def sent_to(tree):
+    """What the builders of a plan say they send (their "Filter N Sent To"
+    values, joined)."""
+    return " ".join(str(v) for _, b in plan_nodes(tree, "AmqJoinFilterBuild")
+                    for k, v in b.items() if k.endswith("Sent To"))
+
+
+def set_async(on):
+    """Sets the async_capable option of orders' two partitions (setup gave
+    them one, true like their servers')."""
+    psql("coord", "".join(f"ALTER FOREIGN TABLE orders_s{i} OPTIONS "
+                          f"(SET async_capable '{'true' if on else 'false'}');" for i in (1, 2)))
+
+
+def setup():
+    psql("coord", """
+        CREATE TABLE rvip AS SELECT c::int4 AS customer_id FROM generate_series(0, 99999, 50) c;
+        CREATE TABLE rpick AS SELECT i::int8 AS id FROM generate_series(1, 200000, 8) i;
+        CREATE FOREIGN TABLE orders_f1 (id bigint, customer_id bigint, amount numeric(10, 2))
+          SERVER shard1 OPTIONS (table_name 'orders');
+        CREATE FOREIGN TABLE orders_f2 (id bigint, customer_id bigint, amount numeric(10, 2))
+          SERVER shard2 OPTIONS (table_name 'orders');
+        ALTER FOREIGN TABLE orders_s1 OPTIONS (ADD async_capable 'true');
+        ALTER FOREIGN TABLE orders_s2 OPTIONS (ADD async_capable 'true');
+        ANALYZE rvip, rpick, orders_f1, orders_f2;""")
+
+
+def shipped(r, name, query, table, columns, match, asynchronous, want):
+    """The checks of one query that must get a remote filter: in every
+    scan's Remote SQL (one filter per column of columns), the builder sends
+    it to every scan, rows fetched within the bound, same answer."""
+    tree = plan("coord", query, True, ON)
+    scans = foreign_scans(tree)
+    check_scans(r, name, scans, filters_on(*columns), shard_counts(table, match), asynchronous)
+    targets = sent_to(tree)
+    r.check(f"{name}: the builder names every scan it sends to",
+            scans and all(s["Relation Name"] in targets for s in scans), targets)
+    same_answer(r, name, query, want)
+
+
+def ships(r):
+    """Plain foreign tables, foreign partitions (asynchronous, then
+    synchronous), a star join, a semi and a right join."""
+    for shard in (1, 2):
+        shipped(r, f"plain foreign table on shard{shard}", VIP.format(t=f"orders_f{shard}"),
+                f"orders_f{shard}", ["customer_id"], VIP_MATCH, False, 2000)
+    semi = ("SELECT o.id, o.amount FROM orders o WHERE EXISTS "
+            "(SELECT 1 FROM rvip v WHERE v.customer_id = o.customer_id)")
+    right = ("SELECT o.id, v.customer_id FROM orders o RIGHT JOIN rvip v "
+             "ON o.customer_id = v.customer_id")
+    both = f"{VIP_MATCH} AND {PICK_MATCH}"
+    for asynchronous in (True, False):
+        how = "asynchronous" if asynchronous else "synchronous"
+        set_async(asynchronous)
+        try:
+            shipped(r, f"{how} foreign partitions", VIP.format(t="orders"), "orders",
+                    ["customer_id"], VIP_MATCH, asynchronous, 4000)
+            shipped(r, f"{how} foreign partitions, star join of two dimensions",
+                    STAR.format(t="orders"), "orders", ["customer_id", "id"], both, asynchronous,
+                    None)
+            shipped(r, f"{how} foreign partitions, semi join", semi, "orders", ["customer_id"],
+                    VIP_MATCH, asynchronous, 4000)
+            shipped(r, f"{how} foreign partitions, right join", right, "orders", ["customer_id"],
+                    VIP_MATCH, asynchronous, 4000)
+        finally:
+            set_async(True)
+    star = int(value("coord", f"{OFF} SELECT count(*) FROM ({STAR.format(t='orders')}) s"))
+    r.check("the star join's answer is the rows of both dimensions", 0 < star < 4000, str(star))
+
+
+def not_shipped(r, name, query, setup=ON, local=None):
+    """A query that must get no remote filter: no scan's Remote SQL calls
+    bloom_contains; the same answer on and off. local, when given, is
+    whether a local probe (AmqJoinFilterProbe) must be in the plan."""
+    tree = plan("coord", query, False, setup)
+    scans = foreign_scans(tree)
+    r.check(f"{name}: no remote filter", scans and no_filter(scans),
+            " | ".join(s["Remote SQL"][:140] for s in scans))
+    if local is not None:
+        probes = plan_nodes(tree, "AmqJoinFilterProbe")
+        r.check(f"{name}: {'a' if local else 'no'} local filter", bool(probes) == local,
+                f"{len(probes)} probes")
+    same_answer(r, name, query)
+
+
+def never(r):
+    """Joins that may not filter their outer side, and the switches."""
+    vip = VIP.format(t="orders")
+    not_shipped(r, "left join", "SELECT o.id, v.customer_id FROM orders o LEFT JOIN rvip v "
+                                "ON o.customer_id = v.customer_id")
+    not_shipped(r, "full join", "SELECT o.id, v.customer_id FROM orders o FULL JOIN rvip v "
+                                "ON o.customer_id = v.customer_id")
+    not_shipped(r, "anti join", "SELECT o.id FROM orders o WHERE NOT EXISTS "
+                                "(SELECT 1 FROM rvip v WHERE v.customer_id = o.customer_id)")
+    not_shipped(r, "amq.join_filter off", vip, OFF, False)
+    not_shipped(r, "amq.join_filter_remote off", vip, ON + " SET amq.join_filter_remote = off;",
+                True)
+    not_shipped(r, "pass rate above amq.join_filter_max_pass_rate", vip,
+                ON + " SET amq.join_filter_max_pass_rate = 0.001;", False)
+
+
+def too_large(r):
+    """A filter larger than amq.join_filter_remote_max_memory is not sent:
+    the clause stays in Remote SQL with a NULL parameter, the shard sends
+    every row, and the builder says why."""
+    query = VIP.format(t="orders")
+    tree = plan("coord", query, True, ON + " SET amq.join_filter_remote_max_memory = '1kB';")
+    scans = foreign_scans(tree)
+    states = [str(v) for _, b in plan_nodes(tree, "AmqJoinFilterBuild")
+              for k, v in b.items() if re.match(r"Filter \d+ State$", k)]
+    r.check("filter over amq.join_filter_remote_max_memory: the builder says it was not sent",
+            any("not sent: larger than amq.join_filter_remote_max_memory" in s for s in states),
+            "; ".join(states))
+    r.check("filter over amq.join_filter_remote_max_memory: every row fetched",
+            len(scans) == 2 and all(fetched(s) == 100000 for s in scans),
+            " ".join(str(fetched(s)) for s in scans))
+    sizes = [(k, v) for _, b in plan_nodes(plan("coord", query, True, ON), "AmqJoinFilterBuild")
+             for k, v in b.items() if re.match(r"Filter \d+ (Size|Keys Added)$", k)]
+    r.check("a filter sent: the builder shows its keys (2,000) and its size",
+            ("Filter 1 Keys Added", 2000) in sizes
+            and any(k == "Filter 1 Size" and 2000 < v < 100000 for k, v in sizes), str(sizes))
+    same_answer(r, "filter over amq.join_filter_remote_max_memory", query, 4000)
+
+
+def without_amq(r):
+    """A server without extensions 'amq', and a shard without amq behind a
+    server that lists it: their scans get no filter (the other shard's still
+    does) and the answer is right."""
+    query = VIP.format(t="orders")
+    psql("coord", "ALTER SERVER shard1 OPTIONS (DROP extensions);")
+    try:
+        scans = {s["Relation Name"]: s for s in foreign_scans(plan("coord", query, False, ON))}
+        r.check("server shard1 without extensions 'amq': no filter for it, shard2 still gets one",
+                "bloom_contains" not in scans["orders_s1"]["Remote SQL"]
+                and filters_on("customer_id")(scans["orders_s2"]["Remote SQL"]),
+                " | ".join(s["Remote SQL"][:140] for s in scans.values()))
+        same_answer(r, "server shard1 without extensions 'amq'", query, 4000)
+    finally:
+        psql("coord", "ALTER SERVER shard1 OPTIONS (ADD extensions 'amq');")
+    # shard2's orders again, in a database without amq (faults.py's helper
+    # makes its server, with extensions 'amq').
+    psql("shard2", "CREATE DATABASE rnoamq;")
+    psql("shard2", """
+        CREATE TABLE orders (id bigint, customer_id bigint, amount numeric(10, 2));
+        INSERT INTO orders SELECT i, (i * 7919) % 100000, (i % 10000) / 100.0
+          FROM generate_series(100001::bigint, 200000) i;""", db="rnoamq")
+    faults.shard2_server("rnoamq", """
+        CREATE TABLE orders_mix (id bigint, customer_id bigint, amount numeric(10, 2))
+          PARTITION BY RANGE (id);
+        CREATE FOREIGN TABLE orders_mix1 PARTITION OF orders_mix FOR VALUES FROM (1) TO (100001)
+          SERVER shard1 OPTIONS (table_name 'orders');
+        ALTER TABLE orders_mix ATTACH PARTITION rnoamq_orders FOR VALUES FROM (100001) TO (200001);""")
+    mixed = VIP.format(t="orders_mix")
+    scans = {s["Relation Name"]: s for s in foreign_scans(plan("coord", mixed, False, ON))}
+    r.check("a shard without amq: no filter for it, shard1 still gets one",
+            "bloom_contains" not in scans["rnoamq_orders"]["Remote SQL"]
+            and filters_on("customer_id")(scans["orders_mix1"]["Remote SQL"]),
+            " | ".join(s["Remote SQL"][:140] for s in scans.values()))
+    not_shipped(r, "a shard without amq alone", VIP.format(t="rnoamq_orders"))
+    same_answer(r, "a shard without amq", mixed, 4000)
+    r.check("a shard without amq: the answer of orders", answer(mixed, ON) == answer(query, OFF))
+
+
+def remote_types(r):
+    """Remote columns in types other than the local ones: the filter ships
+    where they hash alike (int4 and numeric behind int8, varchar behind
+    text, under another column name and a quoted one), not where they do not
+    (char(8) or text behind text or int8); the answers stay right."""
+    psql("shard1", """
+        CREATE TABLE rtypes (id int8, i4 int4, "Num" numeric, vc varchar(12), bp char(8), tx text);
+        INSERT INTO rtypes SELECT i, i % 5000, i % 5000, 'k' || i % 5000, 'k' || i % 5000,
+               (i % 5000)::text FROM generate_series(1, 20000) i;""")
+    psql("coord", """
+        CREATE FOREIGN TABLE rtypes (id int8, ci4 int8 OPTIONS (column_name 'i4'), "Num" int8,
+                                     vc text, bp text, tx int8)
+          SERVER shard1 OPTIONS (table_name 'rtypes');
+        CREATE TABLE rkeys AS SELECT i::int8 AS k, 'k' || i AS t FROM generate_series(0, 4999, 25) i
+          UNION ALL SELECT NULL, rpad('k' || i, 8) FROM generate_series(0, 4999, 50) i;
+        ANALYZE rtypes, rkeys;""")
+    for name, local, remote, key, ok in (
+            ("int4 behind int8, another column name", "ci4", "i4", "k", True),
+            ("numeric behind int8, a quoted name", '"Num"', '"Num"', "k", True),
+            ("varchar behind text", "vc", 'vc COLLATE pg_catalog."C"', "t", True),
+            ("char(8) behind text", "bp", None, "t", False),
+            ("text behind int8", "tx", None, "k", False)):
+        query = f"SELECT x.id, x.{local} FROM rtypes x JOIN rkeys y ON x.{local} = y.{key}"
+        if ok:
+            scans = foreign_scans(plan("coord", query, False, ON))
+            r.check(f"remote {name}: the filter ships", len(scans) == 1
+                    and filters_on(remote)(scans[0]["Remote SQL"]),
+                    scans[0]["Remote SQL"] if scans else "no foreign scan")
+            same_answer(r, f"remote {name}", query)
+        else:
+            not_shipped(r, f"remote {name}", query)
+
+
+def rescans(r):
+    """A nested loop whose inner side changes on each row: every rescan
+    rebuilds the filter and the scans reopen with the new one (a filter of
+    an earlier, smaller key set would lose rows)."""
+    query = ("SELECT m.n, (SELECT count(*) FROM orders o JOIN rvip v ON o.customer_id = v.customer_id "
+             "WHERE v.customer_id < m.n * 25000) FROM generate_series(1, 4) m(n)")
+    scans = foreign_scans(plan("coord", query, False, ON))
+    r.check("nested loop over the join: the filter ships", len(scans) == 2
+            and all(filters_on("customer_id")(s["Remote SQL"]) for s in scans),
+            " | ".join(s["Remote SQL"][:140] for s in scans))
+    got = psql("coord", f"{ON} {query}")
+    r.check("nested loop over the join: each rescan counts its own keys' orders",
+            got == ["1|1000", "2|2000", "3|3000", "4|4000"], " ".join(got))
+    same_answer(r, "nested loop over the join", query)
+
+
+def stop_shard2():
+    """A psql meta-command that stops shard2 (fast: its sessions end)."""
+    return f"\\! cd {REPO} && bash -c '. tests/pg/cluster.sh && amq_node_stop shard2'"
+
+
+def down(r, name, statements, before):
+    """Runs a cursor's statements on the coordinator, stopping shard2 after
+    the first `before` of them; the next must fail with postgres_fdw's error
+    and print no rows. shard2 is started again."""
+    sql = "\n".join([ON, *statements[:before], "\\echo stopping shard2", stop_shard2(),
+                     *statements[before:]])
+    try:
+        out = run_psql("coord", sql)
+    finally:
+        node_ctl("start", "shard2")
+    after = out.stdout.split("stopping shard2\n", 1)
+    err = out.stderr.strip()
+    r.check(f"shard2 down {name}: postgres_fdw's error, no rows after it",
+            out.returncode != 0 and len(after) == 2 and after[1] == ""
+            and re.search(r"ERROR: .*(server closed the connection|connection to server|"
+                          r"no connection to the server|could not (send|receive) data|"
+                          r"terminating connection)", err, re.S) is not None,
+            " / ".join(err.split("\n")[:3]))
+    return after[0].splitlines()
+
+
+def shard_down(r):
+    """shard2 stops while a cursor over the join is open: before its first
+    row (after the executor connected to both shards) and after the first
+    rows, with synchronous and asynchronous partitions."""
+    declare = ["BEGIN;", f"DECLARE c CURSOR FOR {VIP.format(t='orders')};"]
+    scans = foreign_scans(plan("coord", declare[1].rstrip(";"), False, ON))
+    r.check("the cursor's join ships its filter", scans and all(
+        filters_on("customer_id")(s["Remote SQL"]) for s in scans))
+    down(r, "before the first row", declare + ["FETCH ALL FROM c;", "COMMIT;"], 2)
+    for asynchronous in (True, False):
+        how = "asynchronous" if asynchronous else "synchronous"
+        set_async(asynchronous)
+        try:
+            rows = down(r, f"after 5 rows ({how} partitions)",
+                        declare + ["FETCH 5 FROM c;", "FETCH ALL FROM c;", "COMMIT;"], 3)
+            r.check(f"shard2 down after 5 rows ({how} partitions): the 5 rows came first",
+                    len(rows) == 5, str(rows))
+        finally:
+            set_async(True)
+    same_answer(r, "shard2 started again", VIP.format(t="orders"), 4000)
+
+
+def run_all(r):
+    setup()
+    r.run("remote filter: ships", ships)
+    r.run("remote filter: never", never)
+    r.run("remote filter: too large", too_large)
+    r.run("remote filter: without amq", without_amq)
+    r.run("remote filter: remote types", remote_types)
+    r.run("remote filter: rescans", rescans)
+    r.run("remote filter: shard down", shard_down)
