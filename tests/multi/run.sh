@@ -2,15 +2,29 @@
 # Multi-server suite: installs the extension (make install), starts a
 # coordinator and two shards on TCP 127.0.0.1 (tests/multi/servers.sh), loads
 # 200,000 orders over the shards and runs tests/multi/multi.py: what ships to
-# the shards, exact answers with fewer rows, a sharded build, a shard that is
-# down or lacks amq, and 60 s of pgbench through a SIGKILL of the
-# coordinator. Stops the three servers on every exit path. About 2 minutes;
-# ends with "N passed, N failed".
+# the shards, the automatic join filter across servers (remote.py), exact
+# answers with fewer rows, a sharded build, a shard that is down or lacks
+# amq, and 60 s of pgbench through a SIGKILL of the coordinator. Then
+# tests/multi/remote_diff.py compares 330 random join queries over foreign
+# partitions with amq.join_filter off and on; its seed is AMQ_REMOTE_SEED
+# (default: a fresh one, printed).
+#   bash tests/multi/run.sh diff SEED [N]   only the corpus of SEED (only
+#                                           its query N): a failure's replay
+# Stops the three servers on every exit path. About 4 minutes; ends with
+# "N passed, N failed", the counts of both added up.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/pg/cluster.sh
 . tests/multi/servers.sh
+. tests/lib/results.sh
 
+if [ "${1:-}" = diff ]; then
+	seed=${2:?usage: tests/multi/run.sh diff SEED [N]}
+	only=("${@:3:1}")
+else
+	seed=${AMQ_REMOTE_SEED:-$(($(date +%s) % 1000000))}
+	only=()
+fi
 log=$(mktemp)
 if ! make --no-print-directory install PG_CONFIG="$PG_CONFIG" >"$log" 2>&1; then
 	cat "$log"
@@ -19,11 +33,18 @@ if ! make --no-print-directory install PG_CONFIG="$PG_CONFIG" >"$log" 2>&1; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-rm -f "$log"
-trap amq_multi_stop EXIT
+trap 'amq_multi_stop; rm -f "$log"' EXIT
 if ! amq_multi_start || ! amq_multi_orders 200000 100000 >/dev/null; then
 	echo "could not start the coordinator and shards"
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-AMQ_PSQL="$AMQ_PG_BINDIR/psql" /usr/bin/python3 tests/multi/multi.py
+export AMQ_PSQL="$AMQ_PG_BINDIR/psql"
+if [ "${1:-}" != diff ]; then
+	/usr/bin/python3 tests/multi/multi.py 2>&1 | tee "$log"
+	results_add multi.py "${PIPESTATUS[0]}" <"$log"
+fi
+echo "remote join filter corpus: seed $seed"
+/usr/bin/python3 tests/multi/remote_diff.py "$seed" 330 "${only[@]}" 2>&1 | tee "$log"
+results_add remote_diff.py "${PIPESTATUS[0]}" <"$log"
+results_print
