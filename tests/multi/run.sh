@@ -5,7 +5,7 @@
 # the shards, the automatic join filter across servers (remote.py), exact
 # answers with fewer rows, a sharded build, a shard that is down or lacks
 # amq, and 60 s of pgbench through a SIGKILL of the coordinator. Then
-# tests/multi/remote_diff.py compares 330 random join queries over foreign
+# tests/multi/remote_diff.py compares 400 random join queries over foreign
 # partitions with amq.join_filter off and on; its seed is AMQ_REMOTE_SEED
 # (default: a fresh one, printed).
 #   bash tests/multi/run.sh diff SEED [N]   only the corpus of SEED (only
@@ -45,6 +45,6 @@ if [ "${1:-}" != diff ]; then
 	results_add multi.py "${PIPESTATUS[0]}" <"$log"
 fi
 echo "remote join filter corpus: seed $seed"
-/usr/bin/python3 tests/multi/remote_diff.py "$seed" 330 "${only[@]}" 2>&1 | tee "$log"
+/usr/bin/python3 tests/multi/remote_diff.py "$seed" 400 "${only[@]}" 2>&1 | tee "$log"
 results_add remote_diff.py "${PIPESTATUS[0]}" <"$log"
 results_print
