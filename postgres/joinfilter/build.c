@@ -20,9 +20,11 @@
  * a plan): lefttree = the input; targetlist = Var(INDEX_VAR, i) for each
  * input column; custom_scan_tlist = Var(OUTER_VAR, i), so EXPLAIN VERBOSE
  * resolves columns through the input; custom_exprs = the inner keys of every
- * filter in turn, over the input (OUTER_VAR); custom_private = per filter its
- * id, capacity and number of keys, then per key its extended hash function,
- * its amq_jf_key_form and collation.
+ * filter in turn, over the input (OUTER_VAR), then those of the remote
+ * filters; custom_private = two lists: per filter its id, capacity and number
+ * of keys, then per key its extended hash function, its amq_jf_key_form and
+ * collation; and the remote filters' (joinfilter/ship.c, which builds them
+ * from the same rows).
  */
 #include "postgres.h"
 

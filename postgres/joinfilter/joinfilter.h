@@ -9,7 +9,10 @@
  * (joinfilter/probe.c); right above a sequential scan, the probes drop
  * rows inside the scan, a page at a time (joinfilter/sift.c). An
  * ExecutorStart hook (joinfilter/link.c) ties each probe to its builder,
- * and each builder to its hash join, in every executor tree.
+ * and each builder to its hash join, in every executor tree. Where the
+ * outer key reaches a postgres_fdw scan, the builder also builds a filter
+ * with amq's portable hashing and sends it to the remote server inside the
+ * scan's Remote SQL (joinfilter/remote.c, shard.c, ship.c).
  *
  * Include after postgres.h.
  */

@@ -2,7 +2,8 @@
  * joinfilter/link.c - ties the nodes of one executor tree together once
  * ExecutorStart has built it: each builder to the hash join above its Hash
  * node (whose hash table tells whether a published filter is current), and
- * each probe to the filter with its id. Plan nodes have no parent pointers and
+ * each probe to the filter with its id, and each remote filter to the
+ * postgres_fdw scans it is sent to. Plan nodes have no parent pointers and
  * the probe is initialised before its builder (ExecInitHashJoin starts the
  * outer side first), so this is done by one walk over the finished tree. A
  * tree started any other way (EvalPlanQual's copy) stays unlinked, and an

@@ -3,7 +3,9 @@
  * the finished plan (main tree and every subplan) and gives each hash join
  * that may drop outer rows, and is expected to drop enough of them, a builder
  * under its Hash node and probes above the outer side's scans (one combined
- * filter, or one per hash clause, see add_join_filters()). Both nodes are
+ * filter, or one per hash clause, see add_join_filters()), or, where the
+ * key reaches a postgres_fdw scan, a remote filter in that scan's Remote SQL
+ * (ship_clause(), joinfilter/remote.c). Both nodes are
  * made directly in the form set_plan_refs leaves a plan in, since setrefs has
  * already run.
  *

@@ -59,48 +59,42 @@ typedef enum portable_group {
 	PORTABLE_TIMESTAMP,
 } portable_group;
 
+/* Each type a remote filter may key on: its OID here, its name as regtype
+ * prints it on a shard, and its group. */
+static const struct portable_type {
+	Oid type;
+	const char *name;
+	portable_group group;
+} portable_types[] = {
+    {INT2OID, "smallint", PORTABLE_NUMBER},
+    {INT4OID, "integer", PORTABLE_NUMBER},
+    {INT8OID, "bigint", PORTABLE_NUMBER},
+    {NUMERICOID, "numeric", PORTABLE_NUMBER},
+    {TEXTOID, "text", PORTABLE_TEXT},
+    {VARCHAROID, "character varying", PORTABLE_TEXT},
+    {BYTEAOID, "bytea", PORTABLE_BYTEA},
+    {UUIDOID, "uuid", PORTABLE_UUID},
+    {DATEOID, "date", PORTABLE_DATE},
+    {TIMESTAMPOID, "timestamp without time zone", PORTABLE_TIMESTAMP},
+};
+
 /* The group of a local type (a domain: its base type's). */
 static portable_group group_of_type(Oid type)
 {
-	switch (getBaseType(type)) {
-	case INT2OID:
-	case INT4OID:
-	case INT8OID:
-	case NUMERICOID:
-		return PORTABLE_NUMBER;
-	case TEXTOID:
-	case VARCHAROID:
-		return PORTABLE_TEXT;
-	case BYTEAOID:
-		return PORTABLE_BYTEA;
-	case UUIDOID:
-		return PORTABLE_UUID;
-	case DATEOID:
-		return PORTABLE_DATE;
-	case TIMESTAMPOID:
-		return PORTABLE_TIMESTAMP;
-	default:
-		return PORTABLE_NONE;
-	}
+	Oid base = getBaseType(type);
+
+	for (size_t i = 0; i < lengthof(portable_types); i++)
+		if (portable_types[i].type == base)
+			return portable_types[i].group;
+	return PORTABLE_NONE;
 }
 
 /* The group of a shard's type, by the name regtype gives it there. */
 static portable_group group_of_remote(const char *name)
 {
-	static const struct {
-		const char *name;
-		portable_group group;
-	} names[] = {
-	    {"smallint", PORTABLE_NUMBER}, {"integer", PORTABLE_NUMBER},
-	    {"bigint", PORTABLE_NUMBER},   {"numeric", PORTABLE_NUMBER},
-	    {"text", PORTABLE_TEXT},	   {"character varying", PORTABLE_TEXT},
-	    {"bytea", PORTABLE_BYTEA},	   {"uuid", PORTABLE_UUID},
-	    {"date", PORTABLE_DATE},	   {"timestamp without time zone", PORTABLE_TIMESTAMP},
-	};
-
-	for (size_t i = 0; i < lengthof(names); i++)
-		if (strcmp(names[i].name, name) == 0)
-			return names[i].group;
+	for (size_t i = 0; i < lengthof(portable_types); i++)
+		if (strcmp(portable_types[i].name, name) == 0)
+			return portable_types[i].group;
 	return PORTABLE_NONE;
 }
 

@@ -1,8 +1,9 @@
 /*
  * joinfilter/settings.c - what the automatic join filter sets up when the
- * library loads (module.c's _PG_init): its settings, its two custom scan
- * kinds (registered by name, so that parallel workers can read plans
- * holding them) and its hooks.
+ * library loads (module.c's _PG_init): its settings (those of the filters
+ * shipped to postgres_fdw scans included), its two custom scan kinds
+ * (registered by name, so that parallel workers can read plans holding them)
+ * and its hooks.
  */
 #include "postgres.h"
 
@@ -24,7 +25,7 @@ void amq_jf_init(void)
 	DefineCustomBoolVariable(
 	    "amq.join_filter", "Gives hash joins Bloom filters that drop outer rows at the scan.",
 	    "Applies to inner, semi, right, right anti and right semi hash joins, Parallel Hash "
-	    "ones included.",
+	    "ones included; amq.join_filter_remote also ships them to postgres_fdw scans.",
 	    &amq_jf_enabled, true, PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable(
 	    "amq.join_filter_max_memory", "Largest Bloom filter one hash clause may get.",

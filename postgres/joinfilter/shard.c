@@ -16,7 +16,8 @@
  * remote filter; postgres_fdw reports its own errors when the query runs.
  * Nothing is cached but the connection: every plan asks again, one round
  * trip per foreign scan, so a shard that installs or drops amq is seen at
- * once.
+ * once. A server with keep_connections 'off' gets its connection closed
+ * after each question, as postgres_fdw closes its own at transaction end.
  */
 #include "postgres.h"
 
@@ -182,6 +183,18 @@ static shard_connection *get_connection(Oid serverid, Oid userid)
 	return c;
 }
 
+/* Closes connection c and drops it from the list. */
+static void forget_connection(shard_connection *c)
+{
+	shard_connection **at = &connections;
+
+	while (*at != c)
+		at = &(*at)->next;
+	*at = c->next;
+	PQfinish(c->conn);
+	pfree(c);
+}
+
 /* See joinfilter/joinfilter.h. */
 bool amq_jf_shard_column(Oid serverid, Oid userid, const char *remote_table,
 			 const char *remote_column, char **amq_schema, char **column_type)
@@ -208,5 +221,7 @@ bool amq_jf_shard_column(Oid serverid, Oid userid, const char *remote_table,
 		*column_type = pstrdup(PQgetvalue(res, 0, 1));
 	}
 	PQclear(res);
+	if (!option_bool(GetForeignServer(serverid)->options, "keep_connections", true))
+		forget_connection(c);
 	return found;
 }

@@ -4,8 +4,8 @@
  * join's outer side (joinfilter/remote.c put the parameter in their Remote
  * SQL). Each is built from the same inner rows as the local filters, with
  * amq's portable hashing so that the shard's bloom_contains agrees: the
- * builder collects the hashes and sizes the filter for the distinct ones,
- * which makes it the filter bloom_agg(key, 0.01) would build.
+ * builder collects the hashes and sizes the filter for the distinct ones, as
+ * bloom_agg(key) does, which makes it the filter bloom_agg(key) would build.
  *
  * The parameter is NULL until a build completes, and NULL again from a
  * rebuild's start; a filter larger than amq.join_filter_remote_max_memory
@@ -32,10 +32,6 @@
 #include "utils/memutils.h"
 
 #include "joinfilter/joinfilter.h"
-
-/* The sizing every remote filter is built with: what bloom_agg(key, 0.01)
- * builds. */
-#define SHIP_FPR AMQ_JF_FPR
 
 /* See joinfilter/joinfilter.h. */
 void amq_jf_ship_create(amq_jf_build_state *state, List *private)
@@ -102,29 +98,39 @@ void amq_jf_ship_link(amq_jf_build_state *state, List *scans)
 	}
 }
 
+/* How every remote filter is sized: as bloom_agg(key) sizes its filter. */
+static amq_sql_sizing ship_sizing(void)
+{
+	amq_sql_sizing sizing;
+
+	amq_sql_sizing_init(&sizing, AMQ_KIND_BLOOM);
+	return sizing;
+}
+
 /* The most distinct keys a filter within amq.join_filter_remote_max_memory
  * holds. */
 static uint64 max_keys(void)
 {
 	const uint64 probe = 1000000;
+	amq_sql_sizing sizing = ship_sizing();
 	size_t bytes;
 	amq_error err;
 
-	if (amq_bloom_create_bytes(probe, SHIP_FPR, AMQ_LAYOUT_BLOCKED, &bytes, &err) != AMQ_OK)
+	if (amq_bloom_create_bytes(probe, sizing.fpr, amq_sql_layout(&sizing), &bytes, &err) !=
+	    AMQ_OK)
 		return 0;
 	return (uint64)((double)amq_jf_remote_max_kb * 1024.0 / ((double)bytes / (double)probe));
 }
 
-/* Starts a build's collection of hashes in r. */
+/* Starts a build's collection of hashes in r: the builder bloom_agg(key)
+ * uses, which sizes the filter for the distinct keys at the end. */
 static void ship_start(amq_jf_build_state *state, amq_jf_remote *r)
 {
 	amq_allocator alloc = amq_pg_allocator(state->css.ss.ps.state->es_query_cxt);
+	amq_sql_sizing sizing = ship_sizing();
 	amq_error err;
 
-	amq_pg_check(amq_builder_init(&r->builder, AMQ_KIND_BLOOM,
-				      amq_default_layout(AMQ_KIND_BLOOM, SHIP_FPR), SHIP_FPR, 0,
-				      AMQ_DEFAULT_SEED, &alloc, &err),
-		     &err);
+	amq_pg_check(amq_sql_builder_init(&r->builder, &sizing, &alloc, &err), &err);
 	r->building = true;
 	r->too_large = false;
 }

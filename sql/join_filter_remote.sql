@@ -1,0 +1,191 @@
+-- Join filters shipped into postgres_fdw scans, over loopback servers to this
+-- same cluster (tests/multi runs the same across real shards): the filter in
+-- each foreign partition's Remote SQL, synchronous and asynchronous; the rows
+-- each scan fetched; answers with the feature on and off; a rescan that
+-- sends a new filter; and the scans that get none (a server without
+-- extensions 'amq', a database without amq, a remote column of another type,
+-- a filter over the size cap, left and anti joins).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS amq;
+RESET client_min_messages;
+LOAD 'amq';
+SET max_parallel_workers_per_gather = 0;
+SET enable_mergejoin = off;
+CREATE EXTENSION postgres_fdw;
+SELECT split_part(current_setting('unix_socket_directories'), ',', 1) AS sockdir,
+       current_setting('port') AS port, current_database() AS db \gset
+-- A database without amq, with the table the rloop_noext server reads.
+CREATE DATABASE amq_remote_noext;
+\c amq_remote_noext
+CREATE SCHEMA remote;
+CREATE TABLE remote.fact_a (id int, k bigint);
+INSERT INTO remote.fact_a SELECT g, g % 5000 FROM generate_series(1, 10000) g;
+\c :db
+LOAD 'amq';
+SET max_parallel_workers_per_gather = 0;
+SET enable_mergejoin = off;
+CREATE SERVER rloop FOREIGN DATA WRAPPER postgres_fdw
+  OPTIONS (host :'sockdir', port :'port', dbname :'db', extensions 'amq');
+CREATE SERVER rloop_plain FOREIGN DATA WRAPPER postgres_fdw
+  OPTIONS (host :'sockdir', port :'port', dbname :'db');
+CREATE SERVER rloop_noext FOREIGN DATA WRAPPER postgres_fdw
+  OPTIONS (host :'sockdir', port :'port', dbname 'amq_remote_noext', extensions 'amq');
+CREATE USER MAPPING FOR CURRENT_USER SERVER rloop;
+CREATE USER MAPPING FOR CURRENT_USER SERVER rloop_plain;
+CREATE USER MAPPING FOR CURRENT_USER SERVER rloop_noext;
+
+-- The "shards": two tables of 10,000 rows, keys 0..4999 twice each.
+CREATE SCHEMA remote;
+CREATE TABLE remote.fact_a (id int, k bigint, n numeric, t text, k4 int);
+CREATE TABLE remote.fact_b (LIKE remote.fact_a);
+INSERT INTO remote.fact_a SELECT g, g % 5000, g % 5000, 'k' || g % 5000, g % 5000
+  FROM generate_series(1, 10000) g;
+INSERT INTO remote.fact_b SELECT g, g % 5000, g % 5000, 'k' || g % 5000, g % 5000
+  FROM generate_series(10001, 20000) g;
+INSERT INTO remote.fact_b VALUES (20001, NULL, NULL, NULL, NULL);
+CREATE TABLE remote.fact_text (id int, k text);
+INSERT INTO remote.fact_text SELECT g, (g % 5000)::text FROM generate_series(1, 10000) g;
+ANALYZE remote.fact_a, remote.fact_b, remote.fact_text;
+
+CREATE TABLE fact (id int, k bigint, n numeric, t text, k4 int) PARTITION BY RANGE (id);
+CREATE FOREIGN TABLE fact_1 PARTITION OF fact FOR VALUES FROM (1) TO (10001)
+  SERVER rloop OPTIONS (schema_name 'remote', table_name 'fact_a');
+CREATE FOREIGN TABLE fact_2 PARTITION OF fact FOR VALUES FROM (10001) TO (30000)
+  SERVER rloop OPTIONS (schema_name 'remote', table_name 'fact_b', async_capable 'true');
+CREATE FOREIGN TABLE fact_plain (id int, k bigint)
+  SERVER rloop_plain OPTIONS (schema_name 'remote', table_name 'fact_a');
+CREATE FOREIGN TABLE fact_noext (id int, k bigint)
+  SERVER rloop_noext OPTIONS (schema_name 'remote', table_name 'fact_a');
+-- bigint here, text on the "shard": its values read as bigint, but the shard
+-- would hash them as text.
+CREATE FOREIGN TABLE fact_text (id int, k bigint)
+  SERVER rloop OPTIONS (schema_name 'remote', table_name 'fact_text');
+ANALYZE fact, fact_plain, fact_text;
+
+-- 100 keys of the 5,000: every key matches 2 rows per partition.
+CREATE TABLE dim AS SELECT g * 10 AS k, 'k' || g * 10 AS t FROM generate_series(1, 100) g;
+CREATE TABLE dim8 AS SELECT (g * 7)::bigint AS k FROM generate_series(1, 50) g;
+ANALYZE dim, dim8;
+
+-- The Remote SQL of every foreign scan and what each builder ships.
+CREATE FUNCTION pg_temp.shipped(query text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) ' || query LOOP
+		IF line ~ '(Remote SQL|Ships Bloom Filter|Sent To):' THEN
+			RETURN NEXT trim(line);
+		END IF;
+	END LOOP;
+END $$;
+
+-- Per foreign scan: its relation, the rows it fetched, and whether that is
+-- at most the matching rows plus 1.5 x 1% of the others (the filter's rate).
+CREATE FUNCTION pg_temp.fetched(query text, matching int, total int)
+RETURNS TABLE (scan text, rows_fetched int, within_fpr boolean) LANGUAGE plpgsql AS $$
+DECLARE
+	plan jsonb;
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || query INTO plan;
+	RETURN QUERY
+	SELECT s ->> 'Relation Name', (s ->> 'Actual Rows')::int,
+	       (s ->> 'Actual Rows')::int <= matching + 1.5 * 0.01 * (total - matching)
+	FROM jsonb_path_query(plan, 'strict $.**?(@."Node Type" == "Foreign Scan")') s
+	ORDER BY 1;
+END $$;
+
+-- Inner join over a synchronous and an asynchronous foreign partition.
+SELECT * FROM pg_temp.shipped('SELECT count(*) FROM fact f JOIN dim d ON f.k = d.k');
+SELECT * FROM pg_temp.fetched('SELECT count(*) FROM fact f JOIN dim d ON f.k = d.k', 200, 10000);
+SELECT count(*) FROM fact f JOIN dim d ON f.k = d.k;
+SET amq.join_filter_remote = off;
+SELECT * FROM pg_temp.shipped('SELECT count(*) FROM fact f JOIN dim d ON f.k = d.k');
+SELECT * FROM pg_temp.fetched('SELECT count(*) FROM fact f JOIN dim d ON f.k = d.k', 200, 10000);
+RESET amq.join_filter_remote;
+
+-- Key types: int4 behind int8, numeric, text (compared under COLLATE "C").
+SELECT * FROM pg_temp.shipped('SELECT count(*) FROM fact f JOIN dim8 d ON f.k4 = d.k');
+SELECT * FROM pg_temp.shipped('SELECT count(*) FROM fact f JOIN dim d ON f.n = d.k::numeric');
+SELECT * FROM pg_temp.shipped('SELECT count(*) FROM fact f JOIN dim d ON f.t = d.t');
+
+-- A star join: both dimensions' filters reach the fact scans.
+SELECT * FROM pg_temp.shipped(
+  'SELECT count(*) FROM fact f JOIN dim d ON f.k = d.k JOIN dim8 e ON f.k4 = e.k');
+
+-- Joins that keep unmatched outer rows ship nothing.
+SELECT * FROM pg_temp.shipped('SELECT count(*) FROM fact f LEFT JOIN dim d ON f.k = d.k');
+SELECT * FROM pg_temp.shipped(
+  'SELECT count(*) FROM fact f WHERE NOT EXISTS (SELECT FROM dim d WHERE d.k = f.k)');
+
+-- Scans that cannot take one: no extensions 'amq', no amq in the remote
+-- database, a remote column of another type.
+SELECT * FROM pg_temp.shipped('SELECT count(*) FROM fact_plain f JOIN dim d ON f.k = d.k');
+SELECT * FROM pg_temp.shipped('SELECT count(*) FROM fact_text f JOIN dim d ON f.k = d.k');
+SELECT * FROM pg_temp.shipped('SELECT count(*) FROM fact_noext f JOIN dim d ON f.k = d.k');
+SELECT count(*) FROM fact_noext f JOIN dim d ON f.k = d.k;
+
+-- A filter over amq.join_filter_remote_max_memory is not sent.
+SET amq.join_filter_remote_max_memory = '1kB';
+CREATE FUNCTION pg_temp.states(query text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
+		IF line ~ 'Filter \d+ (State|Size|Keys Added):' THEN
+			RETURN NEXT trim(line);
+		END IF;
+	END LOOP;
+END $$;
+CREATE TABLE dim_big AS SELECT g AS k FROM generate_series(1, 4000, 2) g;
+ANALYZE dim_big;
+SELECT * FROM pg_temp.states('SELECT count(*) FROM fact f JOIN dim_big d ON f.k = d.k');
+SELECT count(*) FROM fact f JOIN dim_big d ON f.k = d.k;
+RESET amq.join_filter_remote_max_memory;
+SELECT * FROM pg_temp.states('SELECT count(*) FROM fact f JOIN dim_big d ON f.k = d.k');
+
+-- Answers with the feature on and off, rescans included: a subplan rebuilds
+-- the hash table (and sends a new filter) for every outer row.
+CREATE TABLE answers (query text, filter boolean, answer text);
+CREATE FUNCTION pg_temp.answer(query text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	result text;
+BEGIN
+	EXECUTE 'SELECT string_agg(r::text, '';'' ORDER BY r::text) FROM (' || query || ') r'
+		INTO result;
+	RETURN md5(coalesce(result, ''));
+END $$;
+CREATE TABLE queries (query text);
+INSERT INTO queries VALUES
+  ('SELECT f.id, d.k FROM fact f JOIN dim d ON f.k = d.k'),
+  ('SELECT f.id FROM fact f WHERE f.k IN (SELECT k FROM dim8)'),
+  ('SELECT f.id, d.k FROM fact f RIGHT JOIN dim d ON f.k = d.k + 3'),
+  ('SELECT f.id, d.k FROM fact f LEFT JOIN dim d ON f.k = d.k'),
+  ('SELECT f.id, d.k FROM fact f FULL JOIN dim d ON f.k = d.k'),
+  ('SELECT f.id FROM fact f WHERE NOT EXISTS (SELECT FROM dim d WHERE d.k = f.k)'),
+  ('SELECT f.id FROM fact f JOIN dim d ON f.t = d.t'),
+  ('SELECT f.id FROM fact f JOIN dim d ON f.n = d.k::numeric'),
+  ('SELECT f.id FROM fact f JOIN dim8 d ON f.k4 = d.k'),
+  ('SELECT f.id FROM fact f JOIN (SELECT * FROM dim WHERE false) d ON f.k = d.k'),
+  ('SELECT g, (SELECT count(*) FROM fact f JOIN dim d ON f.k = d.k WHERE d.k % 7 = g)
+      FROM generate_series(0, 3) g'),
+  ('SELECT f.id FROM fact f JOIN dim d ON f.k = d.k ORDER BY f.id LIMIT 7');
+INSERT INTO answers SELECT query, true, pg_temp.answer(query) FROM queries;
+SET amq.join_filter = off;
+INSERT INTO answers SELECT query, false, pg_temp.answer(query) FROM queries;
+RESET amq.join_filter;
+SELECT count(*) AS queries, count(*) FILTER (WHERE a.answer = b.answer) AS same_answer
+FROM answers a JOIN answers b USING (query) WHERE a.filter AND NOT b.filter;
+
+-- A cursor read in pieces.
+BEGIN;
+DECLARE c CURSOR FOR SELECT f.id FROM fact f JOIN dim d ON f.k = d.k ORDER BY f.id;
+FETCH 3 FROM c;
+MOVE 390 IN c;
+FETCH 10 FROM c;
+COMMIT;
+
+DROP SERVER rloop, rloop_plain, rloop_noext CASCADE;
+DROP TABLE answers, queries, dim, dim8, dim_big;
+DROP SCHEMA remote CASCADE;
+DROP EXTENSION postgres_fdw;
+DROP DATABASE amq_remote_noext WITH (FORCE);
