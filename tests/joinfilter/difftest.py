@@ -98,18 +98,10 @@ def setup_sql(seed):
 def key_condition(rng, left, right):
     """An equality join condition between aliases left and right (sometimes two
     columns, sometimes with a cast on one side that no filter can use)."""
-    def one():
-        kind = rng.choice(["int", "int", "num", "numcast", "txt", "ci", "uuid", "bytea"])
-        if kind == "int":
-            return f"{left}.{rng.choice(INT_COLS)} = {right}.{rng.choice(INT_COLS)}"
-        if kind == "numcast":
-            return f"{left}.k_i4 = {right}.k_num"
-        col = {"num": "k_num", "txt": "k_txt", "ci": "k_ci", "uuid": "k_uuid",
-               "bytea": "k_bytea"}[kind]
-        return f"{left}.{col} = {right}.{col}"
-    if rng.random() < 0.25:
-        return f"{one()} AND {one()}"
-    return one()
+    return corpus.key_condition(
+        rng, left, right, ["int", "int", "num", "numcast", "txt", "ci", "uuid", "bytea"],
+        {"numcast": ("k_i4", "k_num"), **{k: (f"k_{k}", f"k_{k}") for k in
+                                          ("num", "txt", "ci", "uuid", "bytea")}}, INT_COLS, 0.25)
 
 
 def join_query(rng, outer_ref=None):
@@ -144,29 +136,12 @@ def join_query(rng, outer_ref=None):
             cond = f"{left}.id = {alias}.id AND {cond}"
         sel = f"{alias}.v < {rng.randint(5, 100)}"
         kind = rng.choice(["inner", "inner", "left", "right", "full", "semi", "in", "anti"])
-        if kind == "inner":
-            from_sql += f" JOIN {table} {alias} ON {cond}"
-            if rng.random() < 0.7:
-                where.append(sel)
+        join, conds, shown = corpus.join_clause(rng, kind, f"{table} {alias}", left, cond, sel,
+                                                INT_COLS + ["k_txt", "k_uuid"], INT_COLS)
+        from_sql += join
+        where += conds
+        if shown:
             visible.append(alias)
-        elif kind == "left":
-            from_sql += f" LEFT JOIN {table} {alias} ON {cond} AND {sel}"
-            visible.append(alias)
-        elif kind == "right":
-            from_sql += f" RIGHT JOIN {table} {alias} ON {cond}"
-            visible.append(alias)
-        elif kind == "full":
-            from_sql += f" FULL JOIN {table} {alias} ON {cond}"
-            visible.append(alias)
-        elif kind == "semi":
-            where.append(f"EXISTS (SELECT 1 FROM {table} {alias} WHERE {cond} AND {sel})")
-        elif kind == "in":
-            col = rng.choice(INT_COLS + ["k_txt", "k_uuid"])
-            lcol = rng.choice(INT_COLS) if col in INT_COLS else col
-            where.append(f"{left}.{lcol} IN (SELECT {alias}.{col} FROM {table} {alias} "
-                         f"WHERE {sel})")
-        else:
-            where.append(f"NOT EXISTS (SELECT 1 FROM {table} {alias} WHERE {cond} AND {sel})")
         aliases.append(alias)
     if outer_ref is not None:
         where.append(f"{rng.choice(visible)}.v % 5 = {outer_ref} % 5")

@@ -97,3 +97,42 @@ def too_many_timeouts(skipped, total):
         print("FAIL too many queries hit statement_timeout: %d" % skipped)
         return 1
     return 0
+
+
+def join_clause(rng, kind, ref, left, cond, sel, in_cols, int_cols, sel_in_on=("left",)):
+    """One join of a random query, of kind inner, left, right, full, semi
+    (EXISTS), in (IN over a subquery) or anti (NOT EXISTS): ref ("table
+    alias") joined by cond to the tables before it, left the alias an IN
+    compares, sel a condition on ref (in WHERE after an inner join, in ON
+    for the outer joins of sel_in_on, in the subquery of the others);
+    in_cols are the columns an IN may take (an integer one, of int_cols,
+    against any integer column). Returns (the text to append to FROM, the
+    conditions to add to WHERE, whether ref's columns are visible)."""
+    alias = ref.split()[-1]
+    if kind == "inner":
+        return f" JOIN {ref} ON {cond}", [sel] if rng.random() < 0.7 else [], True
+    if kind in ("left", "right", "full"):
+        on = f"{cond} AND {sel}" if kind in sel_in_on else cond
+        return f" {kind.upper()} JOIN {ref} ON {on}", [], True
+    if kind == "semi":
+        return "", [f"EXISTS (SELECT 1 FROM {ref} WHERE {cond} AND {sel})"], False
+    if kind == "in":
+        col = rng.choice(in_cols)
+        lcol = rng.choice(int_cols) if col in int_cols else col
+        return "", [f"{left}.{lcol} IN (SELECT {alias}.{col} FROM {ref} WHERE {sel})"], False
+    return "", [f"NOT EXISTS (SELECT 1 FROM {ref} WHERE {cond} AND {sel})"], False
+
+
+def key_condition(rng, left, right, kinds, columns, int_cols, two):
+    """An equality between aliases left and right, of a kind drawn from
+    kinds: "int" compares any two of int_cols, another kind the pair of
+    columns columns[kind] (left's, right's); with probability two, two such
+    equalities."""
+    def one():
+        kind = rng.choice(kinds)
+        if kind == "int":
+            return f"{left}.{rng.choice(int_cols)} = {right}.{rng.choice(int_cols)}"
+        return "%s.%s = %s.%s" % (left, columns[kind][0], right, columns[kind][1])
+    if rng.random() < two:
+        return f"{one()} AND {one()}"
+    return one()

@@ -155,19 +155,10 @@ def key_condition(rng, left, right):
     """An equality between aliases left and right: integer keys of either
     width, numeric, numeric = int4 either way (cast on the int4 side) or
     text; sometimes two of them."""
-    def one():
-        kind = rng.choice(["int", "int", "int", "num", "numint", "intnum", "txt", "txt"])
-        if kind == "int":
-            return f"{left}.{rng.choice(INT_COLS)} = {right}.{rng.choice(INT_COLS)}"
-        if kind == "numint":
-            return f"{left}.kn = {right}.k4"
-        if kind == "intnum":
-            return f"{left}.k4 = {right}.kn"
-        col = {"num": "kn", "txt": "kt"}[kind]
-        return f"{left}.{col} = {right}.{col}"
-    if rng.random() < 0.2:
-        return f"{one()} AND {one()}"
-    return one()
+    return corpus.key_condition(
+        rng, left, right, ["int", "int", "int", "num", "numint", "intnum", "txt", "txt"],
+        {"num": ("kn", "kn"), "numint": ("kn", "k4"), "intnum": ("k4", "kn"), "txt": ("kt", "kt")},
+        INT_COLS, 0.2)
 
 
 def join_query(rng, fact, outer_ref=None):
@@ -197,23 +188,13 @@ def join_query(rng, fact, outer_ref=None):
                            "anti"])
         if left == "f" and table in DIMS:
             kinds.append(kind)
-        if kind == "inner":
-            from_sql += f" JOIN {table} {alias} ON {cond}"
-            if rng.random() < 0.7:
-                where.append(sel)
+        join, conds, shown = corpus.join_clause(rng, kind, f"{table} {alias}", left, cond, sel,
+                                                INT_COLS + ["kn", "kt"], INT_COLS,
+                                                ("left", "right", "full"))
+        from_sql += join
+        where += conds
+        if shown:
             visible.append(alias)
-        elif kind in ("left", "right", "full"):
-            from_sql += f" {kind.upper()} JOIN {table} {alias} ON {cond} AND {sel}"
-            visible.append(alias)
-        elif kind == "semi":
-            where.append(f"EXISTS (SELECT 1 FROM {table} {alias} WHERE {cond} AND {sel})")
-        elif kind == "in":
-            col = rng.choice(INT_COLS + ["kn", "kt"])
-            lcol = rng.choice(INT_COLS) if col in INT_COLS else col
-            where.append(f"{left}.{lcol} IN (SELECT {alias}.{col} FROM {table} {alias} "
-                         f"WHERE {sel})")
-        else:
-            where.append(f"NOT EXISTS (SELECT 1 FROM {table} {alias} WHERE {cond} AND {sel})")
     sure_none = not other and all(k in NEVER for k in kinds)
     if outer_ref is not None:
         # On a dimension the parameter changes the hashed side: each rescan
