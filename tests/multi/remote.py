@@ -282,17 +282,24 @@ def remote_types(r):
 def rescans(r):
     """A nested loop whose inner side changes on each row: every rescan
     rebuilds the filter and the scans reopen with the new one (a filter of
-    an earlier, smaller key set would lose rows)."""
+    an earlier, smaller key set would lose rows). Under a memory cap that
+    only the first filter (500 keys) fits, the next ones are not sent (the
+    scans reopen without a filter), and the other way round."""
     query = ("SELECT m.n, (SELECT count(*) FROM orders o JOIN rvip v ON o.customer_id = v.customer_id "
-             "WHERE v.customer_id < m.n * 25000) FROM generate_series(1, 4) m(n)")
-    scans = foreign_scans(plan("coord", query, False, ON))
+             "WHERE v.customer_id < m.n * 25000) FROM unnest(ARRAY[{}]) m(n)")
+    scans = foreign_scans(plan("coord", query.format("1, 2, 3, 4"), False, ON))
     r.check("nested loop over the join: the filter ships", len(scans) == 2
             and all(filters_on("customer_id")(s["Remote SQL"]) for s in scans),
             " | ".join(s["Remote SQL"][:140] for s in scans))
-    got = psql("coord", f"{ON} {query}")
-    r.check("nested loop over the join: each rescan counts its own keys' orders",
-            got == ["1|1000", "2|2000", "3|3000", "4|4000"], " ".join(got))
-    same_answer(r, "nested loop over the join", query)
+    capped = ON + " SET amq.join_filter_remote_max_memory = '1kB';"
+    for loops, setup, name in (("1, 2, 3, 4", ON, "each rescan"),
+                               ("1, 2, 3, 4", capped, "under a cap only the first filter fits"),
+                               ("4, 3, 2, 1", capped, "under a cap only the last filter fits")):
+        got = psql("coord", f"{setup} {query.format(loops)}")
+        want = [f"{n}|{n * 1000}" for n in map(int, loops.split(", "))]
+        r.check(f"nested loop over the join, {name}: each loop counts its own keys' orders",
+                got == want, " ".join(got))
+    same_answer(r, "nested loop over the join", query.format("1, 2, 3, 4"))
 
 
 def stop_shard2():

@@ -17,8 +17,10 @@ and the shards):
   random key subsets and NULL keys, de always empty, and drv, the six rows
   that drive nested loops.
 
-Queries join a fact table to one to three dimensions (sometimes a dimension
-to another, or the fact to another fact table): inner, left, right, full,
+Queries join a fact table (sometimes two in a UNION ALL, sometimes some of
+its partitions pruned by the planner, when a generic plan starts or on each
+rescan) to one to three dimensions (sometimes a dimension to another, or
+the fact to another fact table): inner, left, right, full,
 semi (EXISTS, IN) and anti (NOT EXISTS), on int4 = int8 either way, numeric,
 numeric = int4 and text keys, in plain selects (some FOR SHARE OF the fact:
 row marks), under LIMIT (counted) and LIMIT over a total ORDER BY, through a
@@ -167,7 +169,13 @@ def join_query(rng, fact, outer_ref=None):
     filter the fact (every join to it is left, full or anti, and nothing
     turns one into an inner join). outer_ref, when given, is an expression
     of an enclosing query that one table is correlated with."""
-    from_sql = f"{fact} f"
+    if rng.random() < 0.1:
+        # Two fact tables in one Append: each shard table scanned twice, on
+        # the one connection to its shard.
+        from_sql = (f"(SELECT * FROM {fact} UNION ALL SELECT * FROM {rng.choice(list(FACTS))} "
+                    f"WHERE v < {rng.randint(10, 100)}) f")
+    else:
+        from_sql = f"{fact} f"
     visible = ["f"]
     kinds = []
     where = []
@@ -202,6 +210,10 @@ def join_query(rng, fact, outer_ref=None):
         # (a qual on an outer join's dimension could make it an inner join).
         target = "f" if sure_none or len(visible) == 1 else rng.choice(visible)
         where.append(f"{target}.v % 4 = {outer_ref} % 4")
+    if rng.random() < 0.3:
+        # On the partition key: partitions pruned by the planner, when a
+        # generic plan starts ($1) or on each rescan (outer_ref).
+        where.append(f"f.id <= ({outer_ref or rng.randint(0, 3)} + 1) * 7000")
     cols = ", ".join(f"{a}.id AS {a}_id, {a}.v AS {a}_v" for a in visible)
     sql = f"SELECT {cols} FROM {from_sql}"
     if where:
@@ -231,7 +243,8 @@ def make_query(rng):
             sql += f" LIMIT {rng.randint(1, 60)}"
         elif shape == "ordered":
             sql = f"SELECT * FROM ({sql}) q ORDER BY q::text LIMIT {rng.randint(1, 60)}"
-        elif " RIGHT JOIN " not in sql and " FULL JOIN " not in sql and rng.random() < 0.2:
+        elif not any(x in sql for x in (" RIGHT JOIN ", " FULL JOIN ", " UNION ALL ")) \
+                and rng.random() < 0.2:
             # row marks: the shards lock their rows (shared locks, as the
             # runs with the filter off and on run at the same time)
             sql += " FOR SHARE OF f"

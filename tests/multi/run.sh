@@ -41,10 +41,14 @@ if ! amq_multi_start || ! amq_multi_orders 200000 100000 >/dev/null; then
 fi
 export AMQ_PSQL="$AMQ_PG_BINDIR/psql"
 if [ "${1:-}" != diff ]; then
+	start=$SECONDS
 	/usr/bin/python3 tests/multi/multi.py 2>&1 | tee "$log"
 	results_add multi.py "${PIPESTATUS[0]}" <"$log"
+	echo "multi.py took $((SECONDS - start)) s"
 fi
 echo "remote join filter corpus: seed $seed"
+start=$SECONDS
 /usr/bin/python3 tests/multi/remote_diff.py "$seed" 400 "${only[@]}" 2>&1 | tee "$log"
 results_add remote_diff.py "${PIPESTATUS[0]}" <"$log"
+echo "remote_diff.py took $((SECONDS - start)) s"
 results_print
