@@ -2,7 +2,8 @@
 # `make demo-pg`: the join prefilter across servers, end to end. Starts a
 # coordinator and two shards on 127.0.0.1 (tests/multi/servers.sh), loads
 # 2,000,000 orders over the shards and 2,000 vip customers on the
-# coordinator, runs postgres/demo.sql there with its statements echoed, and
+# coordinator, runs postgres/demo.sql there with its statements echoed (the
+# hand-written prefilter, then the automatic one), and
 # stops the servers.
 set -u
 cd "$(dirname "$0")/.."

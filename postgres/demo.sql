@@ -45,3 +45,14 @@ SELECT (SELECT bloom_union_agg(f) FROM (
           SELECT bloom_agg(customer_id, 0.01, 2000000) AS f FROM orders_s1 UNION ALL
           SELECT bloom_agg(customer_id, 0.01, 2000000) FROM orders_s2) s)::bytea
      = (SELECT bloom_agg(customer_id, 0.01, 2000000) FROM orders)::bytea AS byte_identical;
+
+-- 7. Automatic: once the coordinator has statistics of the foreign tables
+--    (autovacuum never analyzes them; postgres_fdw samples the shards), the
+--    plain join ships a filter of vip's keys into each shard's Remote SQL by
+--    itself: the hash join builds it from vip while it builds its table.
+ANALYZE orders;
+EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF)
+SELECT count(*) AS vip_orders, sum(o.amount) AS revenue FROM orders o JOIN vip USING (customer_id);
+\timing on
+SELECT count(*) AS vip_orders, sum(o.amount) AS revenue FROM orders o JOIN vip USING (customer_id);
+\timing off

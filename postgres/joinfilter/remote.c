@@ -197,6 +197,7 @@ bool amq_jf_remote_target(PlannedStmt *stmt, ForeignScan *scan, AttrNumber attno
 	RangeTblEntry *rte;
 	ForeignTable *table;
 	char *remote_schema, *remote_table, *remote_column, *amq_schema, *remote_type;
+	portable_group group;
 	ListCell *lc;
 
 	if (column == 0 || scan->operation != CMD_SELECT || stmt->commandType != CMD_SELECT ||
@@ -218,15 +219,17 @@ bool amq_jf_remote_target(PlannedStmt *stmt, ForeignScan *scan, AttrNumber attno
 		remote_table = get_rel_name(rte->relid);
 	if (remote_column == NULL)
 		remote_column = get_attname(rte->relid, column, false);
-	if (!amq_jf_shard_column(scan->fs_server, scan_user(stmt, scan),
+	group = group_of_type(get_atttype(rte->relid, column));
+	if (group == PORTABLE_NONE ||
+	    !amq_jf_shard_column(scan->fs_server, scan_user(stmt, scan),
 				 quote_qualified_identifier(remote_schema, remote_table),
 				 remote_column, &amq_schema, &remote_type) ||
-	    group_of_remote(remote_type) != group_of_type(get_atttype(rte->relid, column)))
+	    group_of_remote(remote_type) != group)
 		return false;
 	target->scan = scan;
 	target->column_sql = pstrdup(quote_identifier(remote_column));
 	target->amq_schema = pstrdup(quote_identifier(amq_schema));
-	target->text = group_of_type(get_atttype(rte->relid, column)) == PORTABLE_TEXT;
+	target->text = group == PORTABLE_TEXT;
 	target->label = quote_qualified_identifier(
 	    get_namespace_name(get_rel_namespace(rte->relid)), get_rel_name(rte->relid));
 	return true;
