@@ -20,6 +20,8 @@ shard's orders):
   shard without amq, for remote columns whose type hashes otherwise, and
   none sent (the scan gets every row) above amq.join_filter_remote_max_memory;
 - a nested loop that rebuilds the filter on each rescan sends each new one;
+- a role that is not a superuser gets the filter when its user mapping may
+  connect without a password, and postgres_fdw's error when not;
 - a shard that goes down mid-query gives postgres_fdw's error and no rows;
 - every answer is the same with amq.join_filter on and off.
 """
@@ -302,6 +304,34 @@ def rescans(r):
     same_answer(r, "nested loop over the join", query.format("1, 2, 3, 4"))
 
 
+def non_superusers(r):
+    """A role that is not a superuser asks the shards as postgres_fdw would
+    connect for it: with a user mapping that may connect without a password
+    (password_required 'false', set by a superuser) the filter ships; with
+    one that may not, no filter is planned (after a superuser's plan in the
+    same session) and the query fails with postgres_fdw's own error."""
+    psql("coord", """
+        CREATE ROLE rremote_ok;
+        CREATE ROLE rremote_nopw;
+        GRANT SELECT ON orders, rvip TO rremote_ok, rremote_nopw;
+        CREATE USER MAPPING FOR rremote_ok SERVER shard1 OPTIONS (user 'postgres', password_required 'false');
+        CREATE USER MAPPING FOR rremote_ok SERVER shard2 OPTIONS (user 'postgres', password_required 'false');""")
+    query = VIP.format(t="orders")
+    scans = foreign_scans(plan("coord", query, False, ON + " SET ROLE rremote_ok;"))
+    r.check("a role whose user mapping needs no password: the filter ships", len(scans) == 2
+            and all(filters_on("customer_id")(s["Remote SQL"]) for s in scans),
+            " | ".join(s["Remote SQL"][:140] for s in scans))
+    r.check("a role whose user mapping needs no password: the answer of a superuser",
+            answer(query, ON + " SET ROLE rremote_ok;") == answer(query, OFF))
+    out = run_psql("coord", f"{ON}\nEXPLAIN (VERBOSE, COSTS OFF) {query};\nSET ROLE rremote_nopw;\n"
+                            f"EXPLAIN (VERBOSE, COSTS OFF) {query};\n{query};")
+    plans = out.stdout.split("Hash Join")
+    r.check("a role that needs a password: no filter planned, postgres_fdw's error",
+            out.returncode != 0 and len(plans) == 3 and plans[1].count("bloom_contains(") == 2
+            and "bloom_contains(" not in plans[2]
+            and "ERROR:  password is required" in out.stderr, out.stderr.strip().split("\n")[0])
+
+
 def stop_shard2():
     """A psql meta-command that stops shard2 (fast: its sessions end)."""
     return f"\\! cd {REPO} && bash -c '. tests/pg/cluster.sh && amq_node_stop shard2'"
@@ -370,4 +400,5 @@ def run_all(r):
     r.run("remote filter: without amq", without_amq)
     r.run("remote filter: remote types", remote_types)
     r.run("remote filter: rescans", rescans)
+    r.run("remote filter: non-superusers", non_superusers)
     r.run("remote filter: shard down", shard_down)

@@ -9,11 +9,12 @@ and the shards):
   (numeric, some not integral) and kt (text, some not ASCII), NULL keys
   among them; some partitions store a key in another type that hashes alike
   (int2, int8, numeric(12,1), varchar);
-- on the coordinator, four fact tables partitioned by range of id over
+- on the coordinator, five fact tables partitioned by range of id over
   those same shard tables, each with one more, local partition: fa and fs
   (async_capable true and false), fa_f and fs_f (the same, fetch_size 40:
   many FETCHes, so a rescan closes and reopens the cursor rather than
-  rereading its first batch); local dimensions d1..d5 of random sizes with
+  rereading its first batch), fr (async, use_remote_estimate: the planner
+  asks the shards for estimates); local dimensions d1..d5 of random sizes with
   random key subsets and NULL keys, de always empty, and drv, the six rows
   that drive nested loops.
 
@@ -74,6 +75,7 @@ FACTS = {
     "fs": "async_capable 'false'",
     "fa_f": "async_capable 'true', fetch_size '40'",
     "fs_f": "async_capable 'false', fetch_size '40'",
+    "fr": "async_capable 'true', use_remote_estimate 'true'",
 }
 DIMS = ["d1", "d2", "d3", "d4", "d5", "de"]
 TYPES = {"id": "int8", "v": "int4", "k4": "int4", "k8": "int8", "kn": "numeric", "kt": "text"}
