@@ -81,6 +81,7 @@ END $$;
 
 -- Per foreign scan: its relation, the rows it fetched, and whether that is
 -- at most the matching rows plus 1.5 x 1% of the others (the filter's rate).
+-- 18 and later print Actual Rows with two decimals.
 CREATE FUNCTION pg_temp.fetched(query text, matching int, total int)
 RETURNS TABLE (scan text, rows_fetched int, within_fpr boolean) LANGUAGE plpgsql AS $$
 DECLARE
@@ -88,8 +89,8 @@ DECLARE
 BEGIN
 	EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || query INTO plan;
 	RETURN QUERY
-	SELECT s ->> 'Relation Name', (s ->> 'Actual Rows')::int,
-	       (s ->> 'Actual Rows')::int <= matching + 1.5 * 0.01 * (total - matching)
+	SELECT s ->> 'Relation Name', (s ->> 'Actual Rows')::numeric::int,
+	       (s ->> 'Actual Rows')::numeric::int <= matching + 1.5 * 0.01 * (total - matching)
 	FROM jsonb_path_query(plan, 'strict $.**?(@."Node Type" == "Foreign Scan")') s
 	ORDER BY 1;
 END $$;
