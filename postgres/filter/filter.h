@@ -155,6 +155,13 @@ typedef struct amq_pg_hasher {
  */
 void amq_pg_hasher_init(amq_pg_hasher *h, FunctionCallInfo fcinfo, int argno);
 
+/*
+ * Sets h up for values of type (a domain: its base type) with no collation
+ * check, for a caller that has checked the collation itself (the remote join
+ * filter); false when amq cannot hash the type.
+ */
+bool amq_pg_hasher_for_type(amq_pg_hasher *h, Oid type);
+
 /* The core hash of one non-NULL value of the hasher's type. */
 uint64 amq_pg_hash_value(const amq_pg_hasher *h, Datum value, uint64 seed);
 

@@ -69,79 +69,89 @@ static void require_deterministic(Oid collation)
 				"COLLATE \"C\"."));
 }
 
+/* The encoding of values of base type base, checking the collation of text
+ * types when collation_check; false for a type amq cannot hash. */
+static bool encoding_of(Oid base, Oid collation, bool collation_check, amq_pg_encoding *out)
+{
+	switch (base) {
+	case INT2OID:
+		*out = AMQ_PG_INT2;
+		return true;
+	case INT4OID:
+		*out = AMQ_PG_INT4;
+		return true;
+	case INT8OID:
+		*out = AMQ_PG_INT8;
+		return true;
+	case FLOAT4OID:
+		*out = AMQ_PG_FLOAT4;
+		return true;
+	case FLOAT8OID:
+		*out = AMQ_PG_FLOAT8;
+		return true;
+	case NUMERICOID:
+		*out = AMQ_PG_NUMERIC;
+		return true;
+	case BOOLOID:
+		*out = AMQ_PG_BOOL;
+		return true;
+	case TEXTOID:
+	case VARCHAROID:
+		*out = AMQ_PG_TEXT;
+		break;
+	case BPCHAROID:
+		*out = AMQ_PG_BPCHAR;
+		break;
+	case NAMEOID:
+		*out = AMQ_PG_NAME;
+		break;
+	case BYTEAOID:
+		*out = AMQ_PG_BYTEA;
+		return true;
+	case DATEOID:
+		*out = AMQ_PG_DATE;
+		return true;
+	case TIMEOID:
+		*out = AMQ_PG_TIME;
+		return true;
+	case TIMESTAMPOID:
+		*out = AMQ_PG_TIMESTAMP;
+		return true;
+	case TIMESTAMPTZOID:
+		*out = AMQ_PG_TIMESTAMPTZ;
+		return true;
+	case UUIDOID:
+		*out = AMQ_PG_UUID;
+		return true;
+	default:
+		/* citext compares lower-cased text whatever its collation says. */
+		if (!is_citext(base))
+			return false;
+		*out = AMQ_PG_CITEXT;
+		return true;
+	}
+	if (collation_check)
+		require_deterministic(collation);
+	return true;
+}
+
 void amq_pg_hasher_init(amq_pg_hasher *h, FunctionCallInfo fcinfo, int argno)
 {
 	Oid type = get_fn_expr_argtype(fcinfo->flinfo, argno);
-	Oid base;
 
 	if (!OidIsValid(type))
 		elog(ERROR, "could not determine the type of argument %d", argno + 1);
-	base = getBaseType(type);
 	h->convert_to_utf8 = GetDatabaseEncoding() != PG_UTF8;
-	switch (base) {
-	case INT2OID:
-		h->encoding = AMQ_PG_INT2;
-		return;
-	case INT4OID:
-		h->encoding = AMQ_PG_INT4;
-		return;
-	case INT8OID:
-		h->encoding = AMQ_PG_INT8;
-		return;
-	case FLOAT4OID:
-		h->encoding = AMQ_PG_FLOAT4;
-		return;
-	case FLOAT8OID:
-		h->encoding = AMQ_PG_FLOAT8;
-		return;
-	case NUMERICOID:
-		h->encoding = AMQ_PG_NUMERIC;
-		return;
-	case BOOLOID:
-		h->encoding = AMQ_PG_BOOL;
-		return;
-	case TEXTOID:
-	case VARCHAROID:
-		require_deterministic(PG_GET_COLLATION());
-		h->encoding = AMQ_PG_TEXT;
-		return;
-	case BPCHAROID:
-		require_deterministic(PG_GET_COLLATION());
-		h->encoding = AMQ_PG_BPCHAR;
-		return;
-	case NAMEOID:
-		require_deterministic(PG_GET_COLLATION());
-		h->encoding = AMQ_PG_NAME;
-		return;
-	case BYTEAOID:
-		h->encoding = AMQ_PG_BYTEA;
-		return;
-	case DATEOID:
-		h->encoding = AMQ_PG_DATE;
-		return;
-	case TIMEOID:
-		h->encoding = AMQ_PG_TIME;
-		return;
-	case TIMESTAMPOID:
-		h->encoding = AMQ_PG_TIMESTAMP;
-		return;
-	case TIMESTAMPTZOID:
-		h->encoding = AMQ_PG_TIMESTAMPTZ;
-		return;
-	case UUIDOID:
-		h->encoding = AMQ_PG_UUID;
-		return;
-	default:
-		break;
-	}
-	/* citext compares lower-cased text whatever its collation says. */
-	if (is_citext(base)) {
-		h->encoding = AMQ_PG_CITEXT;
-		return;
-	}
-	ereport(ERROR, errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-		errmsg("cannot hash values of type %s", format_type_be(type)),
-		errhint("Cast the value to text or bytea."));
+	if (!encoding_of(getBaseType(type), PG_GET_COLLATION(), true, &h->encoding))
+		ereport(ERROR, errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			errmsg("cannot hash values of type %s", format_type_be(type)),
+			errhint("Cast the value to text or bytea."));
+}
+
+bool amq_pg_hasher_for_type(amq_pg_hasher *h, Oid type)
+{
+	h->convert_to_utf8 = GetDatabaseEncoding() != PG_UTF8;
+	return encoding_of(getBaseType(type), InvalidOid, false, &h->encoding);
 }
 
 const amq_pg_hasher *amq_pg_cached_hasher(FunctionCallInfo fcinfo, int argno)

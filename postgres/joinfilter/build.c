@@ -83,7 +83,7 @@ static int next_int(List *list, ListCell **lc)
 static Node *build_create_state(CustomScan *cscan)
 {
 	amq_jf_build_state *state = palloc0(sizeof(amq_jf_build_state));
-	List *private = cscan->custom_private;
+	List *private = linitial(cscan->custom_private);
 	ListCell *lc = list_head(private);
 	int nfilters = 0;
 
@@ -108,6 +108,7 @@ static Node *build_create_state(CustomScan *cscan)
 		f->owner = state;
 	}
 	state->nfilters = nfilters;
+	amq_jf_ship_create(state, lsecond(cscan->custom_private));
 	return (Node *)state;
 }
 
@@ -128,6 +129,7 @@ static void build_begin(CustomScanState *node, EState *estate, int eflags)
 			    ExecInitExpr((Expr *)lfirst(lc), &node->ss.ps);
 			lc = lnext(cscan->custom_exprs, lc);
 		}
+	amq_jf_ship_begin(state, lc, cscan->custom_exprs);
 }
 
 /* Marks the filters unpublished and drops the memory of private ones (shared
@@ -147,6 +149,7 @@ static void build_reset(amq_jf_build_state *state)
 			amq_filter_free(&f->bloom, &alloc);
 		f->bloom.bytes = NULL;
 	}
+	amq_jf_ship_reset(state);
 	state->started = false;
 	state->finished = false;
 }
@@ -227,8 +230,10 @@ static TupleTableSlot *build_exec(CustomScanState *node)
 	}
 	slot = ExecProcNode(outerPlanState(node));
 	if (TupIsNull(slot)) {
-		if (!state->finished)
+		if (!state->finished) {
 			build_publish(state);
+			amq_jf_ship_publish(state);
+		}
 		state->finished = true;
 		return slot;
 	}
@@ -253,6 +258,7 @@ static TupleTableSlot *build_exec(CustomScanState *node)
 			amq_bloom_add(&f->bloom, h);
 		f->keys_added++;
 	}
+	amq_jf_ship_add(state, econtext);
 	MemoryContextSwitchTo(old);
 	return slot;
 }
@@ -436,4 +442,5 @@ static void build_explain(CustomScanState *node, List *ancestors, ExplainState *
 						    "not used: more keys than planned", es);
 		}
 	}
+	amq_jf_ship_explain(state, lc, cscan->custom_exprs, context, es);
 }

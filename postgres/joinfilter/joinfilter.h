@@ -23,7 +23,11 @@
 #include "port/atomics.h"
 #include "storage/buf.h"
 
+#include "commands/explain.h"
+#include "nodes/plannodes.h"
+
 #include "amq.h"
+#include "filter/filter.h"
 #include "pg_compat.h"
 
 #define AMQ_JF_BUILD_NAME "AmqJoinFilterBuild"
@@ -50,6 +54,8 @@
 extern bool amq_jf_enabled;
 extern int amq_jf_max_kb;	    /* per-filter memory cap, in kB */
 extern double amq_jf_max_pass_rate; /* build when expected pass rate <= this */
+extern bool amq_jf_remote_enabled;
+extern int amq_jf_remote_max_kb; /* largest remote filter sent, in kB */
 
 /* Defines the settings, registers the custom scans, installs the hooks
  * (called once, by _PG_init). */
@@ -196,10 +202,35 @@ typedef struct amq_jf_filter {
 	struct amq_jf_build_state *owner;
 } amq_jf_filter;
 
+/*
+ * A filter shipped to postgres_fdw scans (joinfilter/remote.c): built from
+ * the same inner rows with amq's portable hashing, as bloom_agg would build
+ * it, sized for the distinct keys once the build ends, and handed to the
+ * scans as the value of executor parameter paramid.
+ */
+typedef struct amq_jf_remote {
+	int id;		     /* unique within its PlannedStmt, shared with local filters */
+	int paramid;	     /* the scans' parameter */
+	ExprState *key_expr; /* the inner key over the builder's input */
+	amq_pg_hasher hasher;
+	int nscans;
+	int *scan_ids;	       /* the scans' plan_node_ids */
+	PlanState **scans;     /* their states, set by the ExecutorStart hook */
+	List *labels;	       /* String: "table as $n", per scan */
+	amq_builder builder;   /* collects the current build's hashes */
+	bool building;	       /* builder holds a build in progress */
+	bool too_large;	       /* this build's filter exceeds the size cap: sent NULL */
+	uint64 keys_added;     /* non-NULL keys, all builds */
+	size_t size;	       /* bytes of the last filter sent; 0: none */
+	struct varlena *value; /* the parameter's value, in the query's memory */
+} amq_jf_remote;
+
 typedef struct amq_jf_build_state {
 	CustomScanState css;
 	int nfilters;
 	amq_jf_filter *filters;
+	int nremote;
+	amq_jf_remote *remote;
 	HashJoinState *join;		     /* set by the ExecutorStart hook; NULL: unlinked */
 	pg_atomic_uint64 *shared_keys_added; /* per filter, in the DSM; or NULL */
 	bool keys_reported;		     /* this participant's counts are in them */
@@ -320,6 +351,68 @@ void amq_jf_sift_restart(amq_jf_sift *sift);
 
 extern const CustomScanMethods amq_jf_probe_methods;
 extern const CustomExecMethods amq_jf_probe_exec_methods;
+
+/* ---- filters shipped to postgres_fdw scans (remote.c, shard.c, ship.c) ---- */
+
+/* Whether a hash clause (outer = inner) with these key types and collation
+ * may get a remote filter: both types hash under amq's portable hashing as
+ * the operator compares (integers and numeric, text and varchar under a
+ * deterministic collation, bytea, uuid, date, timestamp). */
+bool amq_jf_remote_key_types(Oid outer_type, Oid inner_type, Oid collation);
+
+/* A postgres_fdw scan that can take a remote filter, and what its Remote
+ * SQL needs for it. */
+typedef struct amq_jf_remote_scan {
+	ForeignScan *scan;
+	char *column_sql; /* the key's remote column, quoted */
+	char *amq_schema; /* amq's schema on the shard, quoted */
+	bool text;	  /* compare under COLLATE "C" */
+	char *label;	  /* the local table, for EXPLAIN */
+} amq_jf_remote_scan;
+
+/*
+ * Whether scan, a finished ForeignScan of stmt, can take a remote filter on
+ * its output column attno: a postgres_fdw scan of a base table in a plain
+ * SELECT, on a server whose extensions option lists amq, whose shard has amq
+ * installed and a key column of the local column's type group. Fills target.
+ * Asks the shard (joinfilter/shard.c).
+ */
+bool amq_jf_remote_target(PlannedStmt *stmt, ForeignScan *scan, AttrNumber attno,
+			  amq_jf_remote_scan *target);
+
+/* amq's bloom type in this database, or InvalidOid (amq is loaded but not
+ * created here). */
+Oid amq_jf_bloom_type(void);
+
+/* Gives target's scan the remote filter of executor parameter paramid (of
+ * type bloom_type): appends the parameter to its fdw_exprs and the condition
+ * to its Remote SQL. Returns the parameter's number there ($n). */
+int amq_jf_remote_attach(PlannedStmt *stmt, const amq_jf_remote_scan *target, int paramid,
+			 Oid bloom_type);
+
+/*
+ * What the shard behind serverid, as userid's user mapping connects there,
+ * has: the schema amq is installed in and the type of remote_column in
+ * remote_table (qualified and quoted). False when it cannot be asked, has no
+ * amq, or has no such column.
+ */
+bool amq_jf_shard_column(Oid serverid, Oid userid, const char *remote_table,
+			 const char *remote_column, char **amq_schema, char **column_type);
+
+/* The builder's remote filters (joinfilter/ship.c): read from the plan's
+ * list, started, fed each inner row, reset for a rebuild, published at the
+ * end of the input, ended, and shown by EXPLAIN. */
+void amq_jf_ship_create(amq_jf_build_state *state, List *private);
+void amq_jf_ship_begin(amq_jf_build_state *state, ListCell *exprs, List *list);
+void amq_jf_ship_add(amq_jf_build_state *state, ExprContext *econtext);
+void amq_jf_ship_reset(amq_jf_build_state *state);
+void amq_jf_ship_publish(amq_jf_build_state *state);
+void amq_jf_ship_explain(amq_jf_build_state *state, ListCell *exprs, List *list, List *context,
+			 ExplainState *es);
+
+/* The ExecutorStart hook's part: each remote filter finds its scans' states
+ * among scans (PlanState *). */
+void amq_jf_ship_link(amq_jf_build_state *state, List *scans);
 
 /* ---- linking at executor start (joinfilter/link.c) ---- */
 

@@ -22,6 +22,7 @@ static ExecutorStart_hook_type prev_executor_start;
 typedef struct link_walk {
 	List *builders; /* amq_jf_build_state * */
 	List *probes;	/* amq_jf_probe_state * */
+	List *scans;	/* ForeignScanState *, which remote filters go to */
 } link_walk;
 
 /* Whether ps is a custom scan of the kind methods executes. */
@@ -48,6 +49,8 @@ static bool collect(PlanState *ps, void *arg)
 		walk->builders = lappend(walk->builders, ps);
 	if (is_custom(ps, &amq_jf_probe_exec_methods))
 		walk->probes = lappend(walk->probes, ps);
+	if (IsA(ps, ForeignScanState))
+		walk->scans = lappend(walk->scans, ps);
 	return planstate_tree_walker(ps, collect, arg);
 }
 
@@ -70,7 +73,7 @@ static amq_jf_filter *find_filter(List *builders, int id)
  * hold join filters (see amq_jf_planned_any). */
 static void link_executor_start(QueryDesc *queryDesc, int eflags)
 {
-	link_walk walk = {NIL, NIL};
+	link_walk walk = {NIL, NIL, NIL};
 	ListCell *lc;
 
 	if (prev_executor_start)
@@ -87,8 +90,11 @@ static void link_executor_start(QueryDesc *queryDesc, int eflags)
 		if (p->filter != NULL)
 			p->judge = &p->filter->judge;
 	}
+	foreach (lc, walk.builders)
+		amq_jf_ship_link(lfirst(lc), walk.scans);
 	list_free(walk.builders);
 	list_free(walk.probes);
+	list_free(walk.scans);
 }
 
 /* Chains our ExecutorStart hook in front of any set before (see header). */

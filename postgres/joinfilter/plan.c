@@ -40,6 +40,9 @@ typedef struct plan_walk {
 	int next_filter_id;
 	int next_plan_node_id;
 	int parallel_workers; /* of the nearest Gather above; 0 outside one */
+	PlannedStmt *stmt;
+	Oid bloom_type;	     /* remote filters' parameter type; InvalidOid: none */
+	bool bloom_type_set; /* bloom_type was looked up */
 } plan_walk;
 
 typedef void (*child_fn)(Plan **slot, void *arg);
@@ -229,16 +232,17 @@ static Var *column_var(Plan *plan, AttrNumber attno)
 /*
  * One step of descend() below plan, whose output column *attno is the key:
  * the slot of the input that column comes from unchanged, with *attno set to
- * its column there; NULL when the probe goes right above plan.
+ * its column there; NULL when the probe goes right above plan. A walk for
+ * remote filters passes every probe.
  */
-static Plan **step_down(Plan *plan, AttrNumber *attno, double pass)
+static Plan **step_down(Plan *plan, AttrNumber *attno, double pass, bool remote)
 {
 	Var *var;
 	Plan **next = NULL;
 
 	if (nodeTag(plan) == T_CustomScan && ((CustomScan *)plan)->methods == &amq_jf_probe_methods)
 		/* a probe mirrors its input column for column */
-		return probe_pass_rate(plan) <= pass ? NULL : &plan->lefttree;
+		return !remote && probe_pass_rate(plan) <= pass ? NULL : &plan->lefttree;
 	var = column_var(plan, *attno);
 	if (var == NULL)
 		return NULL;
@@ -267,10 +271,11 @@ static Plan **step_down(Plan *plan, AttrNumber *attno, double pass)
  * The children of an Append whose output column attno is the key, each of
  * which returns its rows in the Append's column order (the partitions of a
  * partitioned table, the branches of a UNION ALL); NIL for any other plan,
- * and when a child runs asynchronously (a probe above it would make the
- * Append run it synchronously).
+ * and, for local probes, when a child runs asynchronously (a probe above it
+ * would make the Append run it synchronously; a remote filter changes only
+ * the scan's Remote SQL).
  */
-static List *append_children(Plan *plan, AttrNumber attno)
+static List *append_children(Plan *plan, AttrNumber attno, bool remote)
 {
 	List *children;
 	Var *var;
@@ -283,7 +288,7 @@ static List *append_children(Plan *plan, AttrNumber attno)
 	if (var == NULL || var->varno != OUTER_VAR || var->varattno != attno)
 		return NIL;
 	foreach (lc, children)
-		if (((Plan *)lfirst(lc))->async_capable)
+		if (((Plan *)lfirst(lc))->async_capable && !remote)
 			return NIL;
 	return children;
 }
@@ -310,8 +315,10 @@ static List *append_children(Plan *plan, AttrNumber attno)
  * not a plain Var of the input, and the probe goes right above that node. A
  * place where the key is no column (a child returning fewer columns) gets no
  * probe: filtering only some children of an Append is still correct.
+ * With remote set, the walk looks for postgres_fdw scans that may take a
+ * remote filter instead: it passes every probe and asynchronous Appends.
  */
-static void descend(Plan **slot, AttrNumber attno, double pass, List **places)
+static void descend(Plan **slot, AttrNumber attno, double pass, bool remote, List **places)
 {
 	key_place *place;
 
@@ -322,13 +329,13 @@ static void descend(Plan **slot, AttrNumber attno, double pass, List **places)
 
 		if (attno < 1 || attno > list_length((*slot)->targetlist))
 			return;
-		children = append_children(*slot, attno);
+		children = append_children(*slot, attno, remote);
 		if (children != NIL) {
 			foreach (lc, children)
-				descend((Plan **)&lfirst(lc), attno, pass, places);
+				descend((Plan **)&lfirst(lc), attno, pass, remote, places);
 			return;
 		}
-		next = step_down(*slot, &attno, pass);
+		next = step_down(*slot, &attno, pass, remote);
 		if (next == NULL)
 			break;
 		slot = next;
@@ -463,35 +470,155 @@ static bool same_places(const clause_key *a, const clause_key *b)
 	return true;
 }
 
+/* Whether hj's hash clauses may get remote filters: amq.join_filter_remote is
+ * on, amq is created in this database, the planner expects a selective join
+ * (the hash table's size does not matter to the shard), and the Hash is not
+ * a Parallel Hash (whose outer side cannot hold a postgres_fdw scan). */
+static bool remote_wanted(HashJoin *hj, double pass, plan_walk *walk)
+{
+	if (!amq_jf_remote_enabled || pass > amq_jf_max_pass_rate || innerPlan(hj)->parallel_aware)
+		return false;
+	if (!walk->bloom_type_set) {
+		walk->bloom_type = amq_jf_bloom_type();
+		walk->bloom_type_set = true;
+	}
+	return OidIsValid(walk->bloom_type);
+}
+
 /*
- * Gives hj its filters when it may and should have them: one combined
- * filter when the outer keys of all its usable hash clauses reach the same
- * places (more selective than each column alone; a row must match every
- * clause), otherwise one per usable clause (each a necessary condition).
+ * Ships a remote filter of hj's hash clause to every postgres_fdw scan its
+ * outer key reaches that can take one (amq_jf_remote_target), all with one
+ * new executor parameter, and adds the filter to the builder's lists.
+ * Returns those scans (ForeignScan *), NIL for none.
+ */
+static List *ship_clause(HashJoin *hj, int clause, double pass, List **exprs, List **private,
+			 plan_walk *walk)
+{
+	Hash *hash = (Hash *)innerPlan(hj);
+	Var *outer_key = (Var *)strip_relabel(list_nth(hj->hashkeys, clause));
+	Expr *inner_key = list_nth(hash->hashkeys, clause);
+	int paramid = list_length(walk->stmt->paramExecTypes);
+	List *places = NIL;
+	List *shipped = NIL;
+	List *scans = NIL;
+	ListCell *lc;
+
+	if (outer_key == NULL || !IsA(outer_key, Var) || outer_key->varno != OUTER_VAR ||
+	    !amq_jf_remote_key_types(exprType((Node *)outer_key), exprType((Node *)inner_key),
+				     list_nth_oid(hj->hashcollations, clause)))
+		return NIL;
+	descend(&hj->join.plan.lefttree, outer_key->varattno, pass, true, &places);
+	foreach (lc, places) {
+		key_place *place = lfirst(lc);
+		amq_jf_remote_scan target;
+		int n;
+
+		if (!IsA(*place->slot, ForeignScan) ||
+		    !amq_jf_remote_target(walk->stmt, (ForeignScan *)*place->slot, place->attno,
+					  &target))
+			continue;
+		n = amq_jf_remote_attach(walk->stmt, &target, paramid, walk->bloom_type);
+		shipped = lappend(shipped, target.scan);
+		scans = lappend(scans, makeInteger(target.scan->scan.plan.plan_node_id));
+		scans = lappend(scans, makeString(psprintf("%s as $%d", target.label, n)));
+	}
+	if (shipped == NIL)
+		return NIL;
+	walk->stmt->paramExecTypes = lappend_oid(walk->stmt->paramExecTypes, walk->bloom_type);
+	*private = lappend(*private, makeInteger(walk->next_filter_id++));
+	*private = lappend(*private, makeInteger(paramid));
+	*private = lappend(*private, makeInteger(list_length(shipped)));
+	*private = list_concat(*private, scans);
+	*exprs = lappend(*exprs, copyObject(inner_key));
+	return shipped;
+}
+
+/* key's places without the scans in shipped: a scan whose shard filters the
+ * rows needs no probe above it. */
+static void drop_shipped(clause_key *key, List *shipped)
+{
+	List *kept = NIL;
+	ListCell *lc;
+
+	foreach (lc, key->places) {
+		key_place *place = lfirst(lc);
+
+		if (!list_member_ptr(shipped, *place->slot))
+			kept = lappend(kept, place);
+	}
+	key->places = kept;
+}
+
+/*
+ * Makes hj build its hash table before it reads its first outer row, so that
+ * no remote query of its outer side starts before the remote filter is
+ * complete. ExecHashJoin (HJ_BUILD_HASHTABLE, the same in 15 to 18) reads
+ * the first outer row first unless the join fills its inner side (right,
+ * right anti, full), or when the outer plan's startup cost is below the Hash
+ * node's total cost (left, anti and full joins always do, and never get a
+ * filter). That is the executor's only read of a plan cost, so raising the
+ * outer child's startup cost to the Hash's total turns the read-ahead off;
+ * all it gave was skipping the build when the outer side is empty. A node
+ * that reads the outer side only once it is pulled itself (every node
+ * descend() passes) then starts no query either, an asynchronous Append's
+ * included: it sends its queries at its first call.
+ */
+static void forbid_prefetch(HashJoin *hj)
+{
+	Plan *outer = outerPlan(hj);
+	Plan *hash = innerPlan(hj);
+
+	switch (hj->join.jointype) {
+	case JOIN_RIGHT:
+	case JOIN_FULL:
+#if PG_VERSION_NUM >= 160000
+	case JOIN_RIGHT_ANTI:
+#endif
+		return;
+	default:
+		break;
+	}
+	if (outer->startup_cost < hash->total_cost) {
+		outer->startup_cost = hash->total_cost;
+		outer->total_cost = Max(outer->total_cost, outer->startup_cost);
+	}
+}
+
+/*
+ * Gives hj its filters when it may and should have them. First the remote
+ * filters, one per hash clause whose key reaches postgres_fdw scans that can
+ * take one. Then the local ones, for the places left: one combined filter
+ * when the outer keys of all its usable hash clauses reach the same places
+ * (more selective than each column alone; a row must match every clause),
+ * otherwise one per usable clause (each a necessary condition).
  */
 static void add_join_filters(HashJoin *hj, plan_walk *walk)
 {
 	Hash *hash = (Hash *)innerPlan(hj);
 	int nclauses = list_length(hj->hashkeys);
 	clause_key *keys;
+	List **shipped;
 	int nkeys = 0;
 	bool same_place = true;
-	uint64 capacity;
+	uint64 capacity = 0;
 	double pass;
 	List *exprs = NIL;
 	List *private = NIL;
+	List *remote_exprs = NIL;
+	List *remote_private = NIL;
 	CustomScan *builder;
 
 	if (!join_may_filter(hj) || nclauses > INDEX_MAX_KEYS)
 		return;
 	pass = expected_pass_rate(hj);
-	if (!join_worth_filtering(hj, pass, walk))
-		return;
-	capacity = filter_capacity(hash, walk);
-	if (capacity == 0)
-		return;
+	shipped = palloc0(sizeof(List *) * nclauses);
+	if (remote_wanted(hj, pass, walk))
+		for (int i = 0; i < nclauses; i++)
+			shipped[i] = ship_clause(hj, i, pass, &remote_exprs, &remote_private, walk);
+	if (join_worth_filtering(hj, pass, walk))
+		capacity = filter_capacity(hash, walk);
 	keys = palloc(sizeof(clause_key) * nclauses);
-	for (int i = 0; i < nclauses; i++) {
+	for (int i = 0; i < nclauses && capacity > 0; i++) {
 		Var *outer_key = (Var *)strip_relabel(list_nth(hj->hashkeys, i));
 		clause_key *key = &keys[nkeys];
 
@@ -502,25 +629,28 @@ static void add_join_filters(HashJoin *hj, plan_walk *walk)
 		key->clause = i;
 		key->collation = list_nth_oid(hj->hashcollations, i);
 		key->places = NIL;
-		descend(&hj->join.plan.lefttree, outer_key->varattno, pass, &key->places);
+		descend(&hj->join.plan.lefttree, outer_key->varattno, pass, false, &key->places);
+		drop_shipped(key, shipped[i]);
 		if (key->places == NIL)
 			continue;
 		same_place = same_place && same_places(key, &keys[0]);
 		nkeys++;
 	}
-	if (nkeys == 0)
-		return;
-	if (same_place)
+	if (nkeys > 0 && same_place)
 		add_filter(hj, keys, nkeys, capacity, pass, &exprs, &private, walk);
 	else
 		for (int k = 0; k < nkeys; k++)
 			add_filter(hj, &keys[k], 1, capacity, pass, &exprs, &private, walk);
+	if (private == NIL && remote_private == NIL)
+		return;
 	builder = make_passthrough(outerPlan(hash), &amq_jf_build_methods, walk);
 	/* Under a Parallel Hash node: gets the shared memory its filters live in. */
 	builder->scan.plan.parallel_aware = hash->plan.parallel_aware;
-	builder->custom_exprs = exprs;
-	builder->custom_private = private;
+	builder->custom_exprs = list_concat(exprs, remote_exprs);
+	builder->custom_private = list_make2(private, remote_private);
 	outerPlan(hash) = &builder->scan.plan;
+	if (remote_private != NIL)
+		forbid_prefetch(hj);
 }
 
 /* Post-order: the joins below are done before the one above descends. */
@@ -556,7 +686,7 @@ static PlannedStmt *join_filter_planner(Query *parse, const char *query_string, 
 					ParamListInfo bound_params AMQ_PLANNER_MORE_PARAMS)
 {
 	PlannedStmt *stmt;
-	plan_walk walk = {1, 0, 0};
+	plan_walk walk = {1, 0, 0, NULL, InvalidOid, false};
 	ListCell *lc;
 
 	if (prev_planner)
@@ -572,6 +702,7 @@ static PlannedStmt *join_filter_planner(Query *parse, const char *query_string, 
 		if (lfirst(lc) != NULL)
 			max_node_id((Plan **)&lfirst(lc), &walk.next_plan_node_id);
 	walk.next_plan_node_id++;
+	walk.stmt = stmt;
 	add_filters(&stmt->planTree, &walk);
 	foreach (lc, stmt->subplans)
 		if (lfirst(lc) != NULL)

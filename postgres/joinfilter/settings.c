@@ -15,6 +15,8 @@
 bool amq_jf_enabled = true;
 int amq_jf_max_kb = 32 * 1024;
 double amq_jf_max_pass_rate = 0.5;
+bool amq_jf_remote_enabled = true;
+int amq_jf_remote_max_kb = 4 * 1024;
 
 /* Defines the settings, registers the custom scans, installs the hooks. */
 void amq_jf_init(void)
@@ -36,6 +38,18 @@ void amq_jf_init(void)
 	    "find a match.",
 	    "Joins expected to run in batches get one up to 0.9; 1 filters every eligible join.",
 	    &amq_jf_max_pass_rate, 0.5, 0.0, 1.0, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable(
+	    "amq.join_filter_remote",
+	    "Ships join filters into the Remote SQL of postgres_fdw scans on the probe side.",
+	    "Needs amq.join_filter on, amq listed in the server's extensions option and amq "
+	    "installed on the remote server.",
+	    &amq_jf_remote_enabled, true, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable(
+	    "amq.join_filter_remote_max_memory", "Largest join filter sent to a remote server.",
+	    "A larger filter is not sent; it crosses the network as hex, twice its size, once "
+	    "per remote query.",
+	    &amq_jf_remote_max_kb, 4 * 1024, 1, MAX_KILOBYTES, PGC_USERSET, GUC_UNIT_KB, NULL, NULL,
+	    NULL);
 	MarkGUCPrefixReserved("amq");
 	RegisterCustomScanMethods(&amq_jf_build_methods);
 	RegisterCustomScanMethods(&amq_jf_probe_methods);

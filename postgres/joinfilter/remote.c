@@ -1,0 +1,341 @@
+/*
+ * joinfilter/remote.c - a join filter shipped into a postgres_fdw scan: at
+ * plan time, whether a finished ForeignScan can take one for its key column,
+ * and the edit that gives it one: a new executor parameter of type bloom in
+ * the scan's parameter list, and the condition
+ *     ((($n::S.bloom IS NULL) OR S.bloom_contains($n::S.bloom, col)))
+ * added to its Remote SQL, where S is amq's schema on the shard. The
+ * builder of the hash join sets the parameter when its build completes
+ * (joinfilter/build.c); until then, or when the filter grew too large, it is
+ * NULL and the shard's planner folds the condition away.
+ *
+ * The scan's plan is postgres_fdw's, edited after the fact: what this relies
+ * on is checked here, and the scan is left alone when anything differs.
+ * postgres_fdw (15 to 18) keeps in fdw_private the Remote SQL (a String),
+ * the retrieved attributes (an integer List) and the fetch size (an
+ * Integer), and a fourth item only for scans of joins and aggregates
+ * (scanrelid 0), which are not edited. It reads the SQL and evaluates
+ * fdw_exprs, in $n order, at every cursor open (BeginForeignScan,
+ * create_cursor), and sends each value as text. A base table's Remote SQL is
+ * "SELECT ... FROM rel[ WHERE (c1) AND (c2)...][ ORDER BY ...]" (no LIMIT,
+ * and no FOR UPDATE without row marks), with string literals whose quotes
+ * are doubled, so a scanner that tracks quotes and parentheses finds its top
+ * level WHERE and ORDER BY.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "commands/extension.h"
+#include "foreign/foreign.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "parser/parsetree.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+#include "utils/varlena.h"
+
+#include "joinfilter/joinfilter.h"
+
+/* Key types whose portable hashing (docs/HASHING.md) treats the values that
+ * their hash equality calls equal as equal, grouped so that types of one
+ * group hash equal values alike: integers and numeric; text and varchar. */
+typedef enum portable_group {
+	PORTABLE_NONE,
+	PORTABLE_NUMBER,
+	PORTABLE_TEXT,
+	PORTABLE_BYTEA,
+	PORTABLE_UUID,
+	PORTABLE_DATE,
+	PORTABLE_TIMESTAMP,
+} portable_group;
+
+/* The group of a local type (a domain: its base type's). */
+static portable_group group_of_type(Oid type)
+{
+	switch (getBaseType(type)) {
+	case INT2OID:
+	case INT4OID:
+	case INT8OID:
+	case NUMERICOID:
+		return PORTABLE_NUMBER;
+	case TEXTOID:
+	case VARCHAROID:
+		return PORTABLE_TEXT;
+	case BYTEAOID:
+		return PORTABLE_BYTEA;
+	case UUIDOID:
+		return PORTABLE_UUID;
+	case DATEOID:
+		return PORTABLE_DATE;
+	case TIMESTAMPOID:
+		return PORTABLE_TIMESTAMP;
+	default:
+		return PORTABLE_NONE;
+	}
+}
+
+/* The group of a shard's type, by the name regtype gives it there. */
+static portable_group group_of_remote(const char *name)
+{
+	static const struct {
+		const char *name;
+		portable_group group;
+	} names[] = {
+	    {"smallint", PORTABLE_NUMBER}, {"integer", PORTABLE_NUMBER},
+	    {"bigint", PORTABLE_NUMBER},   {"numeric", PORTABLE_NUMBER},
+	    {"text", PORTABLE_TEXT},	   {"character varying", PORTABLE_TEXT},
+	    {"bytea", PORTABLE_BYTEA},	   {"uuid", PORTABLE_UUID},
+	    {"date", PORTABLE_DATE},	   {"timestamp without time zone", PORTABLE_TIMESTAMP},
+	};
+
+	for (size_t i = 0; i < lengthof(names); i++)
+		if (strcmp(names[i].name, name) == 0)
+			return names[i].group;
+	return PORTABLE_NONE;
+}
+
+/* See joinfilter/joinfilter.h. */
+bool amq_jf_remote_key_types(Oid outer_type, Oid inner_type, Oid collation)
+{
+	portable_group group = group_of_type(outer_type);
+
+	if (group == PORTABLE_NONE || group != group_of_type(inner_type))
+		return false;
+	/* Text under a deterministic collation is equal only when bytewise equal. */
+	return group != PORTABLE_TEXT ||
+	       (OidIsValid(collation) && get_collation_isdeterministic(collation));
+}
+
+/* The value of option name among options, or NULL. */
+static char *option_value(List *options, const char *name)
+{
+	ListCell *lc;
+
+	foreach (lc, options) {
+		DefElem *d = lfirst_node(DefElem, lc);
+
+		if (strcmp(d->defname, name) == 0)
+			return defGetString(d);
+	}
+	return NULL;
+}
+
+/* Whether server is a postgres_fdw server whose extensions option lists amq:
+ * the user's permission to ship amq's functions there. */
+static bool server_ships_amq(ForeignServer *server)
+{
+	ForeignDataWrapper *fdw = GetForeignDataWrapper(server->fdwid);
+	char *handler = OidIsValid(fdw->fdwhandler) ? get_func_name(fdw->fdwhandler) : NULL;
+	char *extensions = option_value(server->options, "extensions");
+	List *names = NIL;
+	ListCell *lc;
+
+	if (handler == NULL || strcmp(handler, "postgres_fdw_handler") != 0 || extensions == NULL)
+		return false;
+	if (!SplitIdentifierString(pstrdup(extensions), ',', &names))
+		return false;
+	foreach (lc, names)
+		if (strcmp(lfirst(lc), "amq") == 0)
+			return true;
+	return false;
+}
+
+/* Whether scan's fdw_private has the shape postgres_fdw gives a base table's
+ * scan (see the header). */
+static bool base_scan_shape(ForeignScan *scan)
+{
+	List *private = scan->fdw_private;
+
+	return scan->scan.scanrelid > 0 && list_length(private) == 3 &&
+	       IsA(linitial(private), String) &&
+	       strncmp(strVal(linitial(private)), "SELECT ", 7) == 0 &&
+	       (lsecond(private) == NIL || IsA(lsecond(private), IntList)) &&
+	       IsA(lthird(private), Integer);
+}
+
+/* The column of the scanned table that output column attno of scan is, or
+ * 0 when it is not a plain user column. */
+static AttrNumber scan_column(ForeignScan *scan, AttrNumber attno)
+{
+	TargetEntry *tle;
+	Var *var;
+
+	if (attno < 1 || attno > list_length(scan->scan.plan.targetlist))
+		return 0;
+	tle = list_nth_node(TargetEntry, scan->scan.plan.targetlist, attno - 1);
+	var = (Var *)tle->expr;
+	if (var != NULL && IsA(var, Var) && var->varno == INDEX_VAR && var->varattno >= 1 &&
+	    var->varattno <= list_length(scan->fdw_scan_tlist))
+		var = (Var *)list_nth_node(TargetEntry, scan->fdw_scan_tlist, var->varattno - 1)
+			  ->expr;
+	if (var == NULL || !IsA(var, Var) || var->varno != (int)scan->scan.scanrelid ||
+	    var->varattno < 1 || var->varlevelsup != 0)
+		return 0;
+	return var->varattno;
+}
+
+/* The user the scan runs as, whose user mapping postgres_fdw connects with. */
+static Oid scan_user(PlannedStmt *stmt, ForeignScan *scan)
+{
+#if PG_VERSION_NUM >= 160000
+	Oid user = scan->checkAsUser;
+#else
+	Oid user = rt_fetch(scan->scan.scanrelid, stmt->rtable)->checkAsUser;
+#endif
+	return OidIsValid(user) ? user : GetUserId();
+}
+
+/* See joinfilter/joinfilter.h. */
+bool amq_jf_remote_target(PlannedStmt *stmt, ForeignScan *scan, AttrNumber attno,
+			  amq_jf_remote_scan *target)
+{
+	AttrNumber column = scan_column(scan, attno);
+	RangeTblEntry *rte;
+	ForeignTable *table;
+	char *remote_schema, *remote_table, *remote_column, *amq_schema, *remote_type;
+	ListCell *lc;
+
+	if (column == 0 || scan->operation != CMD_SELECT || stmt->commandType != CMD_SELECT ||
+	    stmt->rowMarks != NIL || !base_scan_shape(scan))
+		return false;
+	rte = rt_fetch(scan->scan.scanrelid, stmt->rtable);
+	if (rte->rtekind != RTE_RELATION || !server_ships_amq(GetForeignServer(scan->fs_server)))
+		return false;
+	table = GetForeignTable(rte->relid);
+	remote_schema = option_value(table->options, "schema_name");
+	remote_table = option_value(table->options, "table_name");
+	remote_column = NULL;
+	foreach (lc, GetForeignColumnOptions(rte->relid, column))
+		if (strcmp(lfirst_node(DefElem, lc)->defname, "column_name") == 0)
+			remote_column = defGetString(lfirst(lc));
+	if (remote_schema == NULL)
+		remote_schema = get_namespace_name(get_rel_namespace(rte->relid));
+	if (remote_table == NULL)
+		remote_table = get_rel_name(rte->relid);
+	if (remote_column == NULL)
+		remote_column = get_attname(rte->relid, column, false);
+	if (!amq_jf_shard_column(scan->fs_server, scan_user(stmt, scan),
+				 quote_qualified_identifier(remote_schema, remote_table),
+				 remote_column, &amq_schema, &remote_type) ||
+	    group_of_remote(remote_type) != group_of_type(get_atttype(rte->relid, column)))
+		return false;
+	target->scan = scan;
+	target->column_sql = pstrdup(quote_identifier(remote_column));
+	target->amq_schema = pstrdup(quote_identifier(amq_schema));
+	target->text = group_of_type(get_atttype(rte->relid, column)) == PORTABLE_TEXT;
+	target->label = quote_qualified_identifier(
+	    get_namespace_name(get_rel_namespace(rte->relid)), get_rel_name(rte->relid));
+	return true;
+}
+
+#if PG_VERSION_NUM < 160000
+/* The schema of extension extension_oid (16 exports this function; 15 keeps
+ * it static in extension.c). */
+static Oid get_extension_schema(Oid extension_oid)
+{
+	Relation rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple tuple;
+	Oid schema = InvalidOid;
+
+	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
+		    ObjectIdGetDatum(extension_oid));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+		schema = ((Form_pg_extension)GETSTRUCT(tuple))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return schema;
+}
+#endif
+
+/* See joinfilter/joinfilter.h. */
+Oid amq_jf_bloom_type(void)
+{
+	Oid extension = get_extension_oid("amq", true);
+
+	if (!OidIsValid(extension))
+		return InvalidOid;
+	return GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum("bloom"),
+			       ObjectIdGetDatum(get_extension_schema(extension)));
+}
+
+/*
+ * Where a base table's Remote SQL has its top-level " WHERE " (*where, or
+ * -1) and its top-level " ORDER BY " (*order_by, or its length): outside
+ * quotes (doubled inside, so each quote toggles) and parentheses.
+ */
+static void find_clauses(const char *sql, int *where, int *order_by)
+{
+	int depth = 0;
+	char quote = 0;
+	int len = (int)strlen(sql);
+
+	*where = -1;
+	*order_by = len;
+	for (int i = 0; i < len; i++) {
+		char c = sql[i];
+
+		if (quote != 0) {
+			if (c == quote)
+				quote = 0;
+		} else if (c == '\'' || c == '"')
+			quote = c;
+		else if (c == '(')
+			depth++;
+		else if (c == ')')
+			depth--;
+		else if (depth == 0 && *where < 0 && strncmp(sql + i, " WHERE ", 7) == 0)
+			*where = i;
+		else if (depth == 0 && strncmp(sql + i, " ORDER BY ", 10) == 0) {
+			*order_by = i;
+			return;
+		}
+	}
+}
+
+/* See joinfilter/joinfilter.h. */
+int amq_jf_remote_attach(PlannedStmt *stmt, const amq_jf_remote_scan *target, int paramid,
+			 Oid bloom_type)
+{
+	ForeignScan *scan = target->scan;
+	Param *param = makeNode(Param);
+	const char *sql = strVal(linitial(scan->fdw_private));
+	int n, where, order_by;
+	char *value;
+	StringInfoData buf;
+
+	param->paramkind = PARAM_EXEC;
+	param->paramid = paramid;
+	param->paramtype = bloom_type;
+	param->paramtypmod = -1;
+	param->paramcollid = InvalidOid;
+	param->location = -1;
+	scan->fdw_exprs = lappend(scan->fdw_exprs, param);
+	n = list_length(scan->fdw_exprs);
+	scan->scan.plan.extParam = bms_add_member(scan->scan.plan.extParam, paramid);
+	scan->scan.plan.allParam = bms_add_member(scan->scan.plan.allParam, paramid);
+
+	value = psprintf("$%d::%s.bloom", n, target->amq_schema);
+	find_clauses(sql, &where, &order_by);
+	initStringInfo(&buf);
+	appendBinaryStringInfo(&buf, sql, order_by);
+	appendStringInfo(&buf, "%s(((%s IS NULL) OR %s.bloom_contains(%s, %s%s)))",
+			 where >= 0 ? " AND " : " WHERE ", value, target->amq_schema, value,
+			 target->column_sql, target->text ? " COLLATE pg_catalog.\"C\"" : "");
+	appendStringInfoString(&buf, sql + order_by);
+	linitial(scan->fdw_private) = makeString(buf.data);
+	return n;
+}

@@ -1,0 +1,284 @@
+/*
+ * joinfilter/ship.c - the builder's remote filters: the Bloom filters it
+ * ships, as an executor parameter, to the postgres_fdw scans of the hash
+ * join's outer side (joinfilter/remote.c put the parameter in their Remote
+ * SQL). Each is built from the same inner rows as the local filters, with
+ * amq's portable hashing so that the shard's bloom_contains agrees: the
+ * builder collects the hashes and sizes the filter for the distinct ones,
+ * which makes it the filter bloom_agg(key, 0.01) would build.
+ *
+ * The parameter is NULL until a build completes, and NULL again from a
+ * rebuild's start; a filter larger than amq.join_filter_remote_max_memory
+ * is sent as NULL (the shard then filters nothing). Publishing marks the
+ * parameter changed on every linked scan, so that its next row starts with
+ * ExecReScan and postgres_fdw closes any cursor it kept (one opened with the
+ * last build's filter) and opens a new one with this value. The scans are
+ * never mid-way then: the join builds before it reads any outer row
+ * (joinfilter/plan.c turns its prefetch off), and a rebuild comes after
+ * ExecReScanHashJoin has rescanned the outer side. A join that keeps its
+ * table does not rescan the builder, publishes nothing, and its scans keep
+ * filtering with the filter that is still current.
+ *
+ * Plan form (the builder's custom_private second list): per filter its id,
+ * its parameter, its number of scans, then per scan its plan_node_id and its
+ * EXPLAIN label; its inner key follows the local filters' keys in
+ * custom_exprs.
+ */
+#include "postgres.h"
+
+#include "executor/executor.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+#include "joinfilter/joinfilter.h"
+
+/* The sizing every remote filter is built with: what bloom_agg(key, 0.01)
+ * builds. */
+#define SHIP_FPR AMQ_JF_FPR
+
+/* See joinfilter/joinfilter.h. */
+void amq_jf_ship_create(amq_jf_build_state *state, List *private)
+{
+	ListCell *lc = list_head(private);
+
+	state->remote = palloc0(sizeof(amq_jf_remote) * (list_length(private) + 1));
+	while (lc != NULL) {
+		amq_jf_remote *r = &state->remote[state->nremote++];
+
+		r->id = intVal(lfirst(lc));
+		lc = lnext(private, lc);
+		r->paramid = intVal(lfirst(lc));
+		lc = lnext(private, lc);
+		r->nscans = intVal(lfirst(lc));
+		lc = lnext(private, lc);
+		r->scan_ids = palloc(sizeof(int) * r->nscans);
+		r->scans = palloc0(sizeof(PlanState *) * r->nscans);
+		for (int i = 0; i < r->nscans; i++) {
+			r->scan_ids[i] = intVal(lfirst(lc));
+			lc = lnext(private, lc);
+			r->labels = lappend(r->labels, lfirst(lc));
+			lc = lnext(private, lc);
+		}
+	}
+}
+
+/* The parameter of remote filter r. */
+static ParamExecData *ship_param(amq_jf_build_state *state, amq_jf_remote *r)
+{
+	return &state->css.ss.ps.state->es_param_exec_vals[r->paramid];
+}
+
+/* See joinfilter/joinfilter.h. exprs: the first remote key in custom_exprs. */
+void amq_jf_ship_begin(amq_jf_build_state *state, ListCell *exprs, List *list)
+{
+	for (int i = 0; i < state->nremote; i++) {
+		amq_jf_remote *r = &state->remote[i];
+		Expr *key = lfirst(exprs);
+
+		r->key_expr = ExecInitExpr(key, &state->css.ss.ps);
+		/* NULL until a build completes, even in a tree the ExecutorStart
+		 * hook never links (a zeroed parameter would read as a value). */
+		ship_param(state, r)->value = (Datum)0;
+		ship_param(state, r)->isnull = true;
+		if (!amq_pg_hasher_for_type(&r->hasher, exprType((Node *)key)))
+			elog(ERROR, "remote join filter on a key of type %s",
+			     format_type_be(exprType((Node *)key)));
+		exprs = lnext(list, exprs);
+	}
+}
+
+/* See joinfilter/joinfilter.h. */
+void amq_jf_ship_link(amq_jf_build_state *state, List *scans)
+{
+	for (int i = 0; i < state->nremote; i++) {
+		amq_jf_remote *r = &state->remote[i];
+		ListCell *lc;
+
+		for (int s = 0; s < r->nscans; s++)
+			foreach (lc, scans)
+				if (((PlanState *)lfirst(lc))->plan->plan_node_id == r->scan_ids[s])
+					r->scans[s] = lfirst(lc);
+	}
+}
+
+/* The most distinct keys a filter within amq.join_filter_remote_max_memory
+ * holds. */
+static uint64 max_keys(void)
+{
+	const uint64 probe = 1000000;
+	size_t bytes;
+	amq_error err;
+
+	if (amq_bloom_create_bytes(probe, SHIP_FPR, AMQ_LAYOUT_BLOCKED, &bytes, &err) != AMQ_OK)
+		return 0;
+	return (uint64)((double)amq_jf_remote_max_kb * 1024.0 / ((double)bytes / (double)probe));
+}
+
+/* Starts a build's collection of hashes in r. */
+static void ship_start(amq_jf_build_state *state, amq_jf_remote *r)
+{
+	amq_allocator alloc = amq_pg_allocator(state->css.ss.ps.state->es_query_cxt);
+	amq_error err;
+
+	amq_pg_check(amq_builder_init(&r->builder, AMQ_KIND_BLOOM,
+				      amq_default_layout(AMQ_KIND_BLOOM, SHIP_FPR), SHIP_FPR, 0,
+				      AMQ_DEFAULT_SEED, &alloc, &err),
+		     &err);
+	r->building = true;
+	r->too_large = false;
+}
+
+/* Gives up a build whose distinct keys already exceed the cap: its filter
+ * would not be sent, so its hashes need no memory. Compacts the collection
+ * when it holds twice as many hashes as the cap allows. */
+static void ship_check_size(amq_jf_remote *r)
+{
+	uint64 limit = max_keys();
+	amq_error err;
+
+	if (r->builder.set.count <= 2 * limit)
+		return;
+	amq_pg_check(amq_hashset_compact(&r->builder.set, &err), &err);
+	if (r->builder.set.count > limit) {
+		amq_builder_free(&r->builder);
+		r->building = false;
+		r->too_large = true;
+	}
+}
+
+/* See joinfilter/joinfilter.h. The econtext's outer tuple is the row. */
+void amq_jf_ship_add(amq_jf_build_state *state, ExprContext *econtext)
+{
+	for (int i = 0; i < state->nremote; i++) {
+		amq_jf_remote *r = &state->remote[i];
+		bool isnull;
+		Datum value;
+		amq_error err;
+
+		value = ExecEvalExpr(r->key_expr, econtext, &isnull);
+		/* The join's operator is strict: a NULL key matches nothing. */
+		if (isnull)
+			continue;
+		r->keys_added++;
+		if (r->too_large)
+			continue;
+		if (!r->building)
+			ship_start(state, r);
+		amq_pg_check(amq_builder_add(&r->builder,
+					     amq_pg_hash_value(&r->hasher, value, AMQ_DEFAULT_SEED),
+					     &err),
+			     &err);
+		if ((r->keys_added & 4095) == 0)
+			ship_check_size(r);
+	}
+}
+
+/* See joinfilter/joinfilter.h. */
+void amq_jf_ship_reset(amq_jf_build_state *state)
+{
+	for (int i = 0; i < state->nremote; i++) {
+		amq_jf_remote *r = &state->remote[i];
+		ParamExecData *param = ship_param(state, r);
+
+		if (r->building)
+			amq_builder_free(&r->builder);
+		r->building = false;
+		r->too_large = false;
+		if (r->value != NULL)
+			pfree(r->value);
+		r->value = NULL;
+		param->value = (Datum)0;
+		param->isnull = true;
+	}
+}
+
+/* The filter of r's finished build as a bloom datum in the query's memory,
+ * or NULL when it exceeds the cap. */
+static struct varlena *ship_finish(amq_jf_build_state *state, amq_jf_remote *r)
+{
+	MemoryContext cxt = state->css.ss.ps.state->es_query_cxt;
+	amq_allocator alloc = amq_pg_allocator(cxt);
+	struct varlena *value = NULL;
+	amq_filter f;
+	amq_error err;
+
+	if (r->too_large)
+		return NULL;
+	if (!r->building)
+		ship_start(state, r); /* an empty input */
+	amq_pg_check(amq_builder_finish(&r->builder, &f, &err), &err);
+	amq_builder_free(&r->builder);
+	r->building = false;
+	if (f.size <= (size_t)amq_jf_remote_max_kb * 1024) {
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		value = amq_pg_filter_to_varlena(&f);
+		MemoryContextSwitchTo(old);
+		r->size = f.size;
+	} else
+		r->too_large = true;
+	amq_filter_free(&f, &alloc);
+	return value;
+}
+
+/* See joinfilter/joinfilter.h. */
+void amq_jf_ship_publish(amq_jf_build_state *state)
+{
+	MemoryContext cxt = state->css.ss.ps.state->es_query_cxt;
+
+	for (int i = 0; i < state->nremote; i++) {
+		amq_jf_remote *r = &state->remote[i];
+		ParamExecData *param = ship_param(state, r);
+
+		r->value = ship_finish(state, r);
+		if (r->too_large)
+			r->size = 0;
+		param->value = PointerGetDatum(r->value);
+		param->isnull = r->value == NULL;
+		for (int s = 0; s < r->nscans; s++) {
+			PlanState *scan = r->scans[s];
+			MemoryContext old;
+
+			if (scan == NULL)
+				continue;
+			old = MemoryContextSwitchTo(cxt);
+			scan->chgParam = bms_add_member(scan->chgParam, r->paramid);
+			MemoryContextSwitchTo(old);
+		}
+	}
+}
+
+/* See joinfilter/joinfilter.h. */
+void amq_jf_ship_explain(amq_jf_build_state *state, ListCell *exprs, List *list, List *context,
+			 ExplainState *es)
+{
+	for (int i = 0; i < state->nremote; i++) {
+		amq_jf_remote *r = &state->remote[i];
+		StringInfoData scans;
+		ListCell *lc;
+		char *prefix = psprintf("Filter %d ", r->id);
+
+		ExplainPropertyText(psprintf("Ships Bloom Filter %d", r->id),
+				    amq_jf_deparse_keys(list_make1(lfirst(exprs)), context), es);
+		exprs = lnext(list, exprs);
+		initStringInfo(&scans);
+		foreach (lc, r->labels) {
+			if (foreach_current_index(lc) > 0)
+				appendStringInfoString(&scans, ", ");
+			appendStringInfoString(&scans, strVal(lfirst(lc)));
+		}
+		ExplainPropertyText(psprintf("%sSent To", prefix), scans.data, es);
+		if (!es->analyze)
+			continue;
+		ExplainPropertyInteger(psprintf("%sKeys Added", prefix), NULL, (int64)r->keys_added,
+				       es);
+		if (r->size > 0)
+			ExplainPropertyInteger(psprintf("%sSize", prefix), "bytes", (int64)r->size,
+					       es);
+		if (r->too_large)
+			ExplainPropertyText(
+			    psprintf("%sState", prefix),
+			    "not sent: larger than amq.join_filter_remote_max_memory", es);
+	}
+}
