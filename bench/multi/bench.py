@@ -13,7 +13,9 @@ coordinator and two shards and loads orders, ROWS rows over the shards).
    per case); and the filter's shipping alone: the same filter against a
    one-row table on each shard (sent as text, parsed at Bind, one probe).
    Then a join where every order matches (all customers), remote filters off
-   and on, with the planner's choice and forced (max_pass_rate 1).
+   and on, with the planner's choice and forced (max_pass_rate 1); with
+   fewer orders than the 1M customers (the smoke run) orders is the hash
+   join's inner side and nothing can ship.
 2. One node: a 5M-row fact table joined with a 500k-row dimension whose hash
    table is larger than work_mem, plain (amq.join_filter off) and
    prefiltered, at work_mem 4MB (the default) and 1GB.
