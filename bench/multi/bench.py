@@ -2,48 +2,95 @@
 coordinator and two shards and loads orders, ROWS rows over the shards).
 
 1. Across servers: 10,000 local vip customers joined with the shards'
-   orders over TCP, plain and with a stored Bloom filter shipped in Remote
-   SQL (fpr 0.01, and the same keys in filters padded to 1 MiB and 64 MiB):
-   server time, rows fetched from the shards, and bytes each way on the wire
-   (counted by a relay, bench/multi/proxy.py, in a separate run per case);
-   and the filter's shipping alone: the same filter against a one-row
-   table on each shard (sent as text, parsed at Bind, one probe).
+   orders over TCP, side by side in one run: plain (amq.join_filter_remote
+   off), hand-prefiltered (the query's own bloom_contains of a filter built
+   in the query, or of a stored one: fpr 0.01, and the same keys in filters
+   padded to 1 MiB and 64 MiB), and automatic (the plain join's text with
+   amq.join_filter_remote on, so the hash join ships a filter of its inner
+   keys in the foreign scans' Remote SQL): server time, rows fetched from
+   the shards, what the plan ships (EXPLAIN VERBOSE), and bytes each way on
+   the wire (counted by a relay, bench/multi/proxy.py, in a separate run
+   per case); and the filter's shipping alone: the same filter against a
+   one-row table on each shard (sent as text, parsed at Bind, one probe).
+   Then a join where every order matches (all customers), remote filters off
+   and on, with the planner's choice and forced (max_pass_rate 1); with
+   fewer orders than the 1M customers (the smoke run) orders is the hash
+   join's inner side and nothing can ship.
 2. One node: a 5M-row fact table joined with a 500k-row dimension whose hash
-   table is larger than work_mem, plain and prefiltered, at work_mem 4MB
-   (the default) and 1GB.
+   table is larger than work_mem, plain (amq.join_filter off) and
+   prefiltered, at work_mem 4MB (the default) and 1GB.
 
-Timings are medians of RUNS runs, interleaved; EXPLAIN ANALYZE's execution
-time with TIMING OFF. Usage: bench.py [--runs N] [--customers N] [--fact N]
-(the one-node fact table's rows, 5M by default). AMQ_BENCH_SMOKE=1 (make
-test's bench suite, which only checks that it runs) leaves the 64 MiB filter
-out of the across-servers table: shipping it takes seconds a case.
+Timings are medians of RUNS runs, every case interleaved within each run
+(in reverse order every other run), with ratios of medians and the range
+of the per-run ratios; EXPLAIN ANALYZE's execution time with TIMING OFF. A case's answers must agree with
+its comparison's (else RESULTS DIFFER). Usage: bench.py [--runs N]
+[--customers N] [--fact N] (the one-node fact table's rows, 5M by default).
+AMQ_BENCH_SMOKE=1 (make test's bench suite, which only checks that it runs)
+leaves the 64 MiB filter out of the across-servers table: shipping it takes
+seconds a case.
 """
 
 import argparse
+import json
 import os
 import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "multi"))
-from nodes import fetched, foreign_scans, plan, port, psql, value  # noqa: E402
+from nodes import fetched, foreign_scans, port, psql, value  # noqa: E402
 from proxy import Relay  # noqa: E402
 
 JOIN = ("SELECT count(*), sum(o.amount) FROM orders o JOIN vip v USING (customer_id)")
 PREFILTERED = JOIN + " WHERE bloom_contains((SELECT f FROM filters WHERE name = '{name}'), o.customer_id)"
+# The hand-written prefilter with its filter built in the query (an InitPlan
+# whose result postgres_fdw sends as a parameter).
+BUILT = JOIN + " WHERE bloom_contains((SELECT bloom_agg(customer_id) FROM vip), o.customer_id)"
 # The filter's shipping alone: a one-row table on each shard.
 ONE_ROW = ("SELECT count(*), NULL FROM (SELECT customer_id FROM one_s1 UNION ALL SELECT customer_id "
            "FROM one_s2) o WHERE bloom_contains((SELECT f FROM filters WHERE name = '{name}'), o.customer_id)")
+# Every order has its customer in customers.
+ALL_MATCH = "SELECT count(*), sum(o.amount) FROM orders o JOIN customers c USING (customer_id)"
 SERIAL = "SET max_parallel_workers_per_gather = 0;"
+# The planner hooks of the automatic join filters act once the library is
+# loaded: each case's session loads it before planning (as README says a
+# user does, or session_preload_libraries).
+SESSION = "LOAD 'amq'; " + SERIAL
+# The one-node table compares the hand-written prefilter with no filter at
+# all, as it did before the automatic join filters (bench/join times those).
+NO_JOIN_FILTER = "LOAD 'amq'; SET amq.join_filter = off;"
+OFF = "SET amq.join_filter_remote = off;"
+ON = "SET amq.join_filter_remote = on;"
+FORCED = "SET amq.join_filter_max_pass_rate = 1;"
+JOIN_NODES = ("Hash Join", "Merge Join", "Nested Loop")
 FILTERS = ("vip", "1MiB") if os.environ.get("AMQ_BENCH_SMOKE") == "1" else ("vip", "1MiB", "64MiB")
+
+
+class Case:
+    """One query of the across-servers tables: its label, the settings it
+    runs under, the SQL, and the stored filter it names (if any)."""
+
+    def __init__(self, label, setup, query, stored=None):
+        self.label, self.setup, self.query, self.stored = label, setup, query, stored
+        self.times = []
+        self.plan_times = []
+        self.explain = None
+        self.answer = None
+        self.wire = (0, 0)
 
 
 def setup_coordinator(customers):
     """vip (10,000 customers) and its filters: fpr 0.01 sized for the keys,
-    and the same keys in filters of about 1 MiB and 64 MiB."""
+    and the same keys in filters of about 1 MiB and 64 MiB; customers, every
+    customer id the shards' orders use (0 to their largest). ANALYZE orders
+    gives the coordinator statistics of the foreign partitions (postgres_fdw
+    fetches their rows): without them the planner takes every order to have
+    a vip partner and plans no join filter."""
+    top = max(int(value(shard, "SELECT max(customer_id) FROM orders")) for shard in ("shard1", "shard2"))
     psql("coord", f"""
         CREATE TABLE vip AS SELECT c AS customer_id FROM generate_series(0, {customers - 1},
           {customers // 10000}) c;
-        ANALYZE vip;
+        CREATE TABLE customers AS SELECT c AS customer_id FROM generate_series(0, {top}) c;
+        ANALYZE vip, customers, orders;
         CREATE TABLE filters (name text PRIMARY KEY, f bloom NOT NULL);
         INSERT INTO filters SELECT 'vip', bloom_agg(customer_id, 0.01) FROM vip;
         INSERT INTO filters SELECT '1MiB', bloom_agg(customer_id, 0.01, 875000) FROM vip;
@@ -54,48 +101,166 @@ def setup_coordinator(customers):
         psql(shard, "CREATE TABLE one AS SELECT 1::bigint AS customer_id;")
 
 
-def wire_bytes(relays, query):
-    """Bytes coordinator->shards and shards->coordinator for one run of query
-    in a fresh session through the counting relays."""
+def explain(case):
+    """EXPLAIN (ANALYZE, VERBOSE) of a case, as JSON: the top object, with
+    "Plan" and "Execution Time" (TIMING OFF: the server's time, per-node
+    clocks not read)."""
+    lines = psql("coord", f"{SESSION} {case.setup} "
+                 f"EXPLAIN (ANALYZE, VERBOSE, TIMING OFF, FORMAT JSON) {case.query};")
+    return json.loads("\n".join(lines))[0]
+
+
+def plan_nodes(node):
+    """Every node of a plan, InitPlans and subplans included."""
+    yield node
+    for child in node.get("Plans", []):
+        yield from plan_nodes(child)
+
+
+def shipped(top):
+    """What a plan (EXPLAIN ANALYZE VERBOSE) sends the shards: (bytes of the
+    automatic remote filters sent, a description: its joins, each automatic
+    filter with its key, size and destinations, or why it was not sent; how many
+    foreign scans' Remote SQL probe a filter; whether a local probe sits on
+    the coordinator)."""
+    size, parts = 0, []
+    nodes = list(plan_nodes(top["Plan"]))
+    for node in nodes:
+        for key in node:
+            if not key.startswith("Ships Bloom Filter "):
+                continue
+            n = key.split()[-1]
+            state = node.get(f"Filter {n} State")
+            bytes_ = node.get(f"Filter {n} Size")
+            if state:
+                parts.append(f"automatic filter {n} on {node[key]}: {state}")
+            else:
+                size += int(bytes_ or 0)
+                parts.append(f"automatic filter {n} on {node[key]}: {int(bytes_ or 0):,} B to "
+                             f"{node.get(f'Filter {n} Sent To')}")
+    parts.insert(0, ", ".join(n["Node Type"] for n in nodes if n["Node Type"] in JOIN_NODES) or "no join")
+    scans = [s for s in nodes if s["Node Type"] == "Foreign Scan"]
+    probing = sum("bloom_contains(" in s.get("Remote SQL", "") for s in scans)
+    parts.append(f"Remote SQL probes a filter in {probing} of {len(scans)} scans")
+    local = [node[k] for node in nodes for k in node if k.startswith("Applies Bloom Filter")]
+    if local:
+        parts.append(f"local probe ({len(local)})")
+    return size, "; ".join(parts)
+
+
+def wire_bytes(relays, case):
+    """Bytes coordinator->shards and shards->coordinator for one run of the
+    case in a fresh session through the counting relays, and its answer."""
     for relay in relays:
         relay.reset()
-    psql("coord", f"{SERIAL} {query};")
-    return sum(r.sent for r in relays), sum(r.received for r in relays)
+    answer = psql("coord", f"{SESSION} {case.setup} {case.query};")[0].replace("|", ", ")
+    return (sum(r.sent for r in relays), sum(r.received for r in relays)), answer
 
 
-def across_servers(runs):
-    cases = [("plain join", JOIN, None)] + [
-        (f"prefiltered, {name} filter", PREFILTERED.format(name=name), name)
-        for name in FILTERS] + [
-        (f"{name} filter shipped, 1 row per shard probed", ONE_ROW.format(name=name), name)
-        for name in FILTERS]
-    results = {}
-    for _ in range(runs):
-        for label, query, _ in cases:
-            lines = psql("coord", f"{SERIAL} EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON) {query};")
-            results.setdefault(label, []).append(
-                float([ln for ln in lines if "Execution Time" in ln][0].split()[2]))
-    answers = {label: psql("coord", f"{SERIAL} {query};")[0] for label, query, _ in cases}
+def measure(cases, runs):
+    """Times every case RUNS times, the cases interleaved within each round
+    (every other round in reverse order, so no case always follows the same
+    one), keeping the last plan; then runs each once more through the
+    counting relays for its bytes and answer."""
+    for round_ in range(runs):
+        for case in cases if round_ % 2 == 0 else cases[::-1]:
+            case.explain = explain(case)
+            case.times.append(case.explain["Execution Time"])
+            case.plan_times.append(case.explain["Planning Time"])
     relays = [Relay(port(shard)) for shard in ("shard1", "shard2")]
     for shard, relay in zip(("shard1", "shard2"), relays):
         psql("coord", f"ALTER SERVER {shard} OPTIONS (SET port '{relay.port}');")
     try:
-        wire = {label: wire_bytes(relays, query) for label, query, _ in cases}
+        for case in cases:
+            case.wire, case.answer = wire_bytes(relays, case)
     finally:
         for shard in ("shard1", "shard2"):
             psql("coord", f"ALTER SERVER {shard} OPTIONS (SET port '{port(shard)}');")
-    plain_ms = statistics.median(results["plain join"])
-    print("| query | ms (median) | vs plain | rows fetched | bytes shards→coord | bytes coord→shards "
-          "| filter bytes | answer |")
-    print("|---|---:|---:|---:|---:|---:|---:|---|")
-    for label, query, name in cases:
-        ms = statistics.median(results[label])
-        scans = foreign_scans(plan("coord", query, True, SERIAL))
-        rows = sum(fetched(s) for s in scans)
-        size = int(value("coord", f"SELECT length(f::bytea) FROM filters WHERE name = '{name}'")) if name else 0
-        sent, received = wire[label]
-        print(f"| {label} | {ms:.0f} | {ms / plain_ms:.2f}x | {rows:,} | {received:,} | {sent:,} | "
-              f"{size:,} | {answers[label]} |")
+
+
+def ms(case):
+    return statistics.median(case.times)
+
+
+def plan_ms(case):
+    """The median planning time: a fresh session's first plan, so with
+    remote filters on it includes the plan-time check on each shard over a
+    new connection."""
+    return statistics.median(case.plan_times)
+
+
+def ratio(a, b):
+    """The ratio of a's median to b's, and the range of the per-round ratios
+    (rounds interleave the cases, so each pair ran side by side)."""
+    rounds = [x / y for x, y in zip(a.times, b.times)]
+    return f"{ms(a) / ms(b):.2f}x (rounds {min(rounds):.2f}-{max(rounds):.2f}x)"
+
+
+def check_same(cases):
+    """Prints RESULTS DIFFER (which tests/bench looks for) if the cases'
+    answers differ."""
+    answers = {case.answer for case in cases}
+    if len(answers) != 1:
+        print("RESULTS DIFFER: " + "; ".join(f"{c.label}: {c.answer}" for c in cases))
+
+
+def across_servers(runs):
+    plain = Case("plain join", OFF, JOIN)
+    hand = Case("hand-prefiltered, filter built in the query", OFF, BUILT)
+    auto = Case("automatic (plain join text)", ON, JOIN)
+    stored = [Case(f"prefiltered, {name} stored filter", OFF, PREFILTERED.format(name=name), name)
+              for name in FILTERS]
+    one_row = [Case(f"{name} filter shipped, 1 row per shard probed", OFF, ONE_ROW.format(name=name), name)
+               for name in FILTERS]
+    match_off = Case("every row matches", OFF, ALL_MATCH)
+    match_on = Case("every row matches", ON, ALL_MATCH)
+    forced_off = Case("every row matches, filter forced (max_pass_rate 1)", OFF + FORCED, ALL_MATCH)
+    forced_on = Case("every row matches, filter forced (max_pass_rate 1)", ON + FORCED, ALL_MATCH)
+    joins = [plain, hand, auto] + stored
+    matches = [match_off, match_on, forced_off, forced_on]
+    measure(joins + one_row + matches, runs)
+    built_size = int(value("coord", "SELECT length(bloom_agg(customer_id)::bytea) FROM vip"))
+
+    print("| query | amq.join_filter_remote | ms (median) | planning ms | vs plain | rows fetched "
+          "| bytes shards→coord | bytes coord→shards | filter bytes | what ships (EXPLAIN VERBOSE) | answer |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    for case in joins + one_row:
+        rows = sum(fetched(s) for s in foreign_scans(case.explain["Plan"]))
+        auto_size, ships = shipped(case.explain)
+        if case.stored:
+            size = int(value("coord", f"SELECT length(f::bytea) FROM filters WHERE name = '{case.stored}'"))
+        else:
+            size = built_size if case is hand else auto_size
+        setting = "on" if case.setup.startswith(ON) else "off"
+        vs = f"{ms(case) / ms(plain):.2f}x" if case in joins else ""
+        sent, received = case.wire
+        print(f"| {case.label} | {setting} | {ms(case):.0f} | {plan_ms(case):.1f} | {vs} | {rows:,} | "
+              f"{received:,} | {sent:,} | {size:,} | {ships} | {case.answer} |")
+    print()
+    print(f"automatic / hand-prefiltered: {ratio(auto, hand)} (target <= 1.2x); "
+          f"plain / automatic: {ratio(plain, auto)} (target >= 8x)")
+    with_planning = [statistics.median(t + p for t, p in zip(c.times, c.plan_times)) for c in (auto, hand)]
+    print(f"automatic / hand-prefiltered, planning included: {with_planning[0] / with_planning[1]:.2f}x")
+    check_same(joins)
+    print()
+
+    customers = int(value("coord", "SELECT count(*) FROM customers"))
+    print(f"## across servers, every order matches: the same orders JOIN customers ({customers:,} rows)")
+    print("| query | amq.join_filter_remote | ms (median) | planning ms | on/off | rows fetched "
+          "| bytes shards→coord | bytes coord→shards | what ships (EXPLAIN VERBOSE) | answer |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|---|")
+    for off, on in ((match_off, match_on), (forced_off, forced_on)):
+        for case in (off, on):
+            rows = sum(fetched(s) for s in foreign_scans(case.explain["Plan"]))
+            _, ships = shipped(case.explain)
+            sent, received = case.wire
+            vs = ratio(on, off) if case is on else ""
+            print(f"| {case.label} | {'on' if case is on else 'off'} | {ms(case):.0f} | {plan_ms(case):.1f} | "
+                  f"{vs} | {rows:,} | {received:,} | {sent:,} | {ships} | {case.answer} |")
+    print()
+    print(f"every row matches, on / off: {ratio(match_on, match_off)} (target <= 1.05x); "
+          f"forced: {ratio(forced_on, forced_off)}")
+    check_same(matches)
     print()
 
 
@@ -118,7 +283,7 @@ def one_node(runs, fact):
     print("| work_mem | query | ms (median) | vs plain | hash batches | answer |")
     print("|---|---|---:|---:|---:|---|")
     for work_mem in ("4MB", "1GB"):
-        setup = f"SET work_mem = '{work_mem}';"
+        setup = f"{NO_JOIN_FILTER} SET work_mem = '{work_mem}';"
         times = {}
         for _ in range(runs):
             for label, query in cases:
