@@ -397,7 +397,7 @@ int amq_jf_remote_attach(PlannedStmt *stmt, const amq_jf_remote_scan *target, in
  * What the shard behind serverid, as userid's user mapping connects there,
  * has: the schema amq is installed in and the type of remote_column in
  * remote_table (qualified and quoted). False when it cannot be asked, has no
- * amq, or has no such column.
+ * amq (or none that user may call bloom_contains of), or has no such column.
  */
 bool amq_jf_shard_column(Oid serverid, Oid userid, const char *remote_table,
 			 const char *remote_column, char **amq_schema, char **column_type);

@@ -1,8 +1,10 @@
 /*
  * joinfilter/shard.c - asks a postgres_fdw server, at plan time, what a remote
  * join filter needs to know before it may go into a scan's Remote SQL: the
- * schema amq is installed in there (a shard without amq would fail on the
- * shipped bloom_contains, and the query must never fail because of amq) and
+ * schema amq is installed in there, when the remote user may use it (a
+ * shard without amq, or where that user may not call bloom_contains, would
+ * fail on the shipped condition, and the query must never fail because of
+ * amq) and
  * the remote type of the key column (a filter built from local int8 keys
  * finds nothing in a remote text column).
  *
@@ -206,11 +208,17 @@ bool amq_jf_shard_column(Oid serverid, Oid userid, const char *remote_table,
 
 	if (c == NULL)
 		return false;
-	query = psprintf("SELECT n.nspname, (SELECT a.atttypid::pg_catalog.regtype::pg_catalog.text"
-			 " FROM pg_catalog.pg_attribute a WHERE a.attrelid ="
-			 " pg_catalog.to_regclass(%s) AND a.attname = %s AND NOT a.attisdropped)"
-			 " FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n"
-			 " ON n.oid = e.extnamespace WHERE e.extname = 'amq'",
+	/* OFFSET 0 keeps the privilege checks from running on other schemas. */
+	query = psprintf("SELECT a.nspname, (SELECT t.atttypid::pg_catalog.regtype::pg_catalog.text"
+			 " FROM pg_catalog.pg_attribute t WHERE t.attrelid ="
+			 " pg_catalog.to_regclass(%s) AND t.attname = %s AND NOT t.attisdropped)"
+			 " FROM (SELECT n.oid, n.nspname FROM pg_catalog.pg_extension e"
+			 " JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace"
+			 " WHERE e.extname = 'amq' OFFSET 0) a"
+			 " WHERE pg_catalog.has_schema_privilege(a.oid, 'USAGE')"
+			 " AND pg_catalog.has_function_privilege(pg_catalog.format("
+			 "'%%I.bloom_contains(%%I.bloom, anycompatible)', a.nspname, a.nspname),"
+			 " 'EXECUTE')",
 			 quote_literal_cstr(remote_table), quote_literal_cstr(remote_column));
 	res = PQexec(c->conn, query);
 	pfree(query);
