@@ -11,6 +11,10 @@ CREATE TABLE filters (name text PRIMARY KEY, f bloom NOT NULL);
 INSERT INTO filters SELECT 'vip', bloom_agg(customer_id, 0.01) FROM vip;
 SELECT name, length(f::bytea) AS bytes, round(bloom_fpr(f)::numeric, 4) AS expected_fpr FROM filters;
 
+-- Steps 2 to 6 are the hand-written prefilter, without the automatic one
+-- of step 7.
+SET amq.join_filter_remote = off;
+
 -- 2. The plan: the filter is a parameter of each shard's Remote SQL, so
 --    each shard drops the orders of other customers before sending any.
 EXPLAIN (VERBOSE, COSTS OFF)
@@ -46,11 +50,10 @@ SELECT (SELECT bloom_union_agg(f) FROM (
           SELECT bloom_agg(customer_id, 0.01, 2000000) FROM orders_s2) s)::bytea
      = (SELECT bloom_agg(customer_id, 0.01, 2000000) FROM orders)::bytea AS byte_identical;
 
--- 7. Automatic: once the coordinator has statistics of the foreign tables
---    (autovacuum never analyzes them; postgres_fdw samples the shards), the
---    plain join ships a filter of vip's keys into each shard's Remote SQL by
---    itself: the hash join builds it from vip while it builds its table.
-ANALYZE orders;
+-- 7. Automatic: the plain join ships a filter of vip's keys into each
+--    shard's Remote SQL by itself: the hash join builds it from vip while it
+--    builds its table, with amq's portable hashing.
+RESET amq.join_filter_remote;
 EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF)
 SELECT count(*) AS vip_orders, sum(o.amount) AS revenue FROM orders o JOIN vip USING (customer_id);
 \timing on

@@ -377,10 +377,12 @@ typedef struct amq_jf_remote_scan {
  * Whether scan, a finished ForeignScan of stmt, can take a remote filter on
  * its output column attno: a postgres_fdw scan of a base table in a plain
  * SELECT, on a server whose extensions option lists amq, whose shard has amq
- * installed and a key column of the local column's type group. Fills target.
- * Asks the shard (joinfilter/shard.c).
+ * installed and a key column of the local column's type group; and either
+ * the planner expects the join to be selective, or the key column has no
+ * statistics here, so that its estimate is a guess. Fills target. Asks the
+ * shard (joinfilter/shard.c).
  */
-bool amq_jf_remote_target(PlannedStmt *stmt, ForeignScan *scan, AttrNumber attno,
+bool amq_jf_remote_target(PlannedStmt *stmt, ForeignScan *scan, AttrNumber attno, bool selective,
 			  amq_jf_remote_scan *target);
 
 /* amq's bloom type in this database, or InvalidOid (amq is loaded but not

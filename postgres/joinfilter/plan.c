@@ -473,12 +473,12 @@ static bool same_places(const clause_key *a, const clause_key *b)
 }
 
 /* Whether hj's hash clauses may get remote filters: amq.join_filter_remote is
- * on, amq is created in this database, the planner expects a selective join
- * (the hash table's size does not matter to the shard), and the Hash is not
- * a Parallel Hash (whose outer side cannot hold a postgres_fdw scan). */
-static bool remote_wanted(HashJoin *hj, double pass, plan_walk *walk)
+ * on, amq is created in this database, and the Hash is not a Parallel Hash
+ * (whose outer side cannot hold a postgres_fdw scan). Whether the join is
+ * selective enough is decided per scan (amq_jf_remote_target). */
+static bool remote_wanted(HashJoin *hj, plan_walk *walk)
 {
-	if (!amq_jf_remote_enabled || pass > amq_jf_max_pass_rate || innerPlan(hj)->parallel_aware)
+	if (!amq_jf_remote_enabled || innerPlan(hj)->parallel_aware)
 		return false;
 	if (!walk->bloom_type_set) {
 		walk->bloom_type = amq_jf_bloom_type();
@@ -517,7 +517,7 @@ static List *ship_clause(HashJoin *hj, int clause, double pass, List **exprs, Li
 
 		if (!IsA(*place->slot, ForeignScan) ||
 		    !amq_jf_remote_target(walk->stmt, (ForeignScan *)*place->slot, place->attno,
-					  &target))
+					  pass <= amq_jf_max_pass_rate, &target))
 			continue;
 		n = amq_jf_remote_attach(walk->stmt, &target, paramid, walk->bloom_type);
 		shipped = lappend(shipped, target.scan);
@@ -614,7 +614,7 @@ static void add_join_filters(HashJoin *hj, plan_walk *walk)
 		return;
 	pass = expected_pass_rate(hj);
 	shipped = palloc0(sizeof(List *) * nclauses);
-	if (remote_wanted(hj, pass, walk))
+	if (remote_wanted(hj, walk))
 		for (int i = 0; i < nclauses; i++)
 			shipped[i] = ship_clause(hj, i, pass, &remote_exprs, &remote_private, walk);
 	if (join_worth_filtering(hj, pass, walk))

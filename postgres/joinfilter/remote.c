@@ -190,7 +190,7 @@ static Oid scan_user(PlannedStmt *stmt, ForeignScan *scan)
 }
 
 /* See joinfilter/joinfilter.h. */
-bool amq_jf_remote_target(PlannedStmt *stmt, ForeignScan *scan, AttrNumber attno,
+bool amq_jf_remote_target(PlannedStmt *stmt, ForeignScan *scan, AttrNumber attno, bool selective,
 			  amq_jf_remote_scan *target)
 {
 	AttrNumber column = scan_column(scan, attno);
@@ -205,6 +205,13 @@ bool amq_jf_remote_target(PlannedStmt *stmt, ForeignScan *scan, AttrNumber attno
 		return false;
 	rte = rt_fetch(scan->scan.scanrelid, stmt->rtable);
 	if (rte->rtekind != RTE_RELATION || !server_ships_amq(GetForeignServer(scan->fs_server)))
+		return false;
+	/* Without statistics of the key column (autovacuum never analyzes a
+	 * foreign table) the planner's pass rate is a guess: ship, since a
+	 * filter that drops nothing costs one probe per remote row, and one
+	 * that drops rows saves sending them. */
+	if (!selective && SearchSysCacheExists3(STATRELATTINH, ObjectIdGetDatum(rte->relid),
+						Int16GetDatum(column), BoolGetDatum(false)))
 		return false;
 	table = GetForeignTable(rte->relid);
 	remote_schema = option_value(table->options, "schema_name");
