@@ -554,13 +554,14 @@ static void drop_shipped(clause_key *key, List *shipped)
 /*
  * Makes hj build its hash table before it reads its first outer row, so that
  * no remote query of its outer side starts before the remote filter is
- * complete. ExecHashJoin (HJ_BUILD_HASHTABLE, the same in 15 to 18) reads
- * the first outer row first unless the join fills its inner side (right,
- * right anti, full), or when the outer plan's startup cost is below the Hash
- * node's total cost (left, anti and full joins always do, and never get a
- * filter). That is the executor's only read of a plan cost, so raising the
- * outer child's startup cost to the Hash's total turns the read-ahead off;
- * all it gave was skipping the build when the outer side is empty. A node
+ * complete. ExecHashJoin (HJ_BUILD_HASHTABLE, the same in 15 to 18) never
+ * reads ahead when the join fills its inner side (right, right anti, full);
+ * otherwise it reads the first outer row before the build when it fills its
+ * outer side (left, anti: these never get a filter) or when the outer plan's
+ * startup cost is below the Hash node's total cost. That cost test is the
+ * executor's only read of a plan cost, so raising the outer child's startup
+ * cost to the Hash's total turns the read-ahead off; all it gave was
+ * skipping the build when the outer side is empty. A node
  * that reads the outer side only once it is pulled itself (every node
  * descend() passes) then starts no query either, an asynchronous Append's
  * included: it sends its queries at its first call.
