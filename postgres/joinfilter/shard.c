@@ -221,6 +221,13 @@ bool amq_jf_shard_column(Oid serverid, Oid userid, const char *remote_table,
 			 " 'EXECUTE')",
 			 quote_literal_cstr(remote_table), quote_literal_cstr(remote_column));
 	res = PQexec(c->conn, query);
+	if (PQstatus(c->conn) != CONNECTION_OK) {
+		/* The server closed a connection kept from before (a restart):
+		 * one new try. */
+		PQclear(res);
+		PQreset(c->conn);
+		res = PQstatus(c->conn) == CONNECTION_OK ? PQexec(c->conn, query) : NULL;
+	}
 	pfree(query);
 	found = res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
 		!PQgetisnull(res, 0, 0) && !PQgetisnull(res, 0, 1);
