@@ -70,8 +70,8 @@ static void require_deterministic(Oid collation)
 }
 
 /* The encoding of values of base type base, checking the collation of text
- * types when collation_check; false for a type amq cannot hash. */
-static bool encoding_of(Oid base, Oid collation, bool collation_check, amq_pg_encoding *out)
+ * types (InvalidOid: none to check); false for a type amq cannot hash. */
+static bool encoding_of(Oid base, Oid collation, amq_pg_encoding *out)
 {
 	switch (base) {
 	case INT2OID:
@@ -130,8 +130,7 @@ static bool encoding_of(Oid base, Oid collation, bool collation_check, amq_pg_en
 		*out = AMQ_PG_CITEXT;
 		return true;
 	}
-	if (collation_check)
-		require_deterministic(collation);
+	require_deterministic(collation);
 	return true;
 }
 
@@ -142,7 +141,7 @@ void amq_pg_hasher_init(amq_pg_hasher *h, FunctionCallInfo fcinfo, int argno)
 	if (!OidIsValid(type))
 		elog(ERROR, "could not determine the type of argument %d", argno + 1);
 	h->convert_to_utf8 = GetDatabaseEncoding() != PG_UTF8;
-	if (!encoding_of(getBaseType(type), PG_GET_COLLATION(), true, &h->encoding))
+	if (!encoding_of(getBaseType(type), PG_GET_COLLATION(), &h->encoding))
 		ereport(ERROR, errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			errmsg("cannot hash values of type %s", format_type_be(type)),
 			errhint("Cast the value to text or bytea."));
@@ -151,7 +150,7 @@ void amq_pg_hasher_init(amq_pg_hasher *h, FunctionCallInfo fcinfo, int argno)
 bool amq_pg_hasher_for_type(amq_pg_hasher *h, Oid type)
 {
 	h->convert_to_utf8 = GetDatabaseEncoding() != PG_UTF8;
-	return encoding_of(getBaseType(type), InvalidOid, false, &h->encoding);
+	return encoding_of(getBaseType(type), InvalidOid, &h->encoding);
 }
 
 const amq_pg_hasher *amq_pg_cached_hasher(FunctionCallInfo fcinfo, int argno)

@@ -385,6 +385,10 @@ typedef struct amq_jf_remote_scan {
 bool amq_jf_remote_target(PlannedStmt *stmt, ForeignScan *scan, AttrNumber attno, bool selective,
 			  amq_jf_remote_scan *target);
 
+/* The option name among a foreign server's, user mapping's, table's or
+ * column's options, or NULL. */
+DefElem *amq_jf_option(List *options, const char *name);
+
 /* amq's bloom type in this database, or InvalidOid (amq is loaded but not
  * created here). */
 Oid amq_jf_bloom_type(void);

@@ -110,18 +110,23 @@ bool amq_jf_remote_key_types(Oid outer_type, Oid inner_type, Oid collation)
 	       (OidIsValid(collation) && get_collation_isdeterministic(collation));
 }
 
-/* The value of option name among options, or NULL. */
-static char *option_value(List *options, const char *name)
+/* See joinfilter/joinfilter.h. */
+DefElem *amq_jf_option(List *options, const char *name)
 {
 	ListCell *lc;
 
-	foreach (lc, options) {
-		DefElem *d = lfirst_node(DefElem, lc);
-
-		if (strcmp(d->defname, name) == 0)
-			return defGetString(d);
-	}
+	foreach (lc, options)
+		if (strcmp(lfirst_node(DefElem, lc)->defname, name) == 0)
+			return lfirst(lc);
 	return NULL;
+}
+
+/* The value of option name among options, or NULL. */
+static char *option_value(List *options, const char *name)
+{
+	DefElem *option = amq_jf_option(options, name);
+
+	return option != NULL ? defGetString(option) : NULL;
 }
 
 /* Whether server is a postgres_fdw server whose extensions option lists amq:
@@ -198,7 +203,6 @@ bool amq_jf_remote_target(PlannedStmt *stmt, ForeignScan *scan, AttrNumber attno
 	ForeignTable *table;
 	char *remote_schema, *remote_table, *remote_column, *amq_schema, *remote_type;
 	portable_group group;
-	ListCell *lc;
 
 	if (column == 0 || scan->operation != CMD_SELECT || stmt->commandType != CMD_SELECT ||
 	    stmt->rowMarks != NIL || !base_scan_shape(scan))
@@ -216,10 +220,7 @@ bool amq_jf_remote_target(PlannedStmt *stmt, ForeignScan *scan, AttrNumber attno
 	table = GetForeignTable(rte->relid);
 	remote_schema = option_value(table->options, "schema_name");
 	remote_table = option_value(table->options, "table_name");
-	remote_column = NULL;
-	foreach (lc, GetForeignColumnOptions(rte->relid, column))
-		if (strcmp(lfirst_node(DefElem, lc)->defname, "column_name") == 0)
-			remote_column = defGetString(lfirst(lc));
+	remote_column = option_value(GetForeignColumnOptions(rte->relid, column), "column_name");
 	if (remote_schema == NULL)
 		remote_schema = get_namespace_name(get_rel_namespace(rte->relid));
 	if (remote_table == NULL)

@@ -64,26 +64,9 @@ static bool is_libpq_option(const char *keyword)
 /* Whether options hold keyword with a true boolean value (absent: dflt). */
 static bool option_bool(List *options, const char *keyword, bool dflt)
 {
-	ListCell *lc;
+	DefElem *option = amq_jf_option(options, keyword);
 
-	foreach (lc, options) {
-		DefElem *d = lfirst_node(DefElem, lc);
-
-		if (strcmp(d->defname, keyword) == 0)
-			return defGetBoolean(d);
-	}
-	return dflt;
-}
-
-/* Whether options name keyword at all. */
-static bool has_option(List *options, const char *keyword)
-{
-	ListCell *lc;
-
-	foreach (lc, options)
-		if (strcmp(lfirst_node(DefElem, lc)->defname, keyword) == 0)
-			return true;
-	return false;
+	return option != NULL ? defGetBoolean(option) : dflt;
 }
 
 /* Appends the libpq options among options to keywords and values at *n. */
@@ -118,7 +101,7 @@ static PGconn *connect_shard(ForeignServer *server, UserMapping *um)
 	int n = 0;
 	PGconn *conn;
 
-	if (password_rule && !has_option(um->options, "password"))
+	if (password_rule && !amq_jf_option(um->options, "password"))
 		return NULL;
 	add_options(server->options, keywords, values, &n);
 	add_options(um->options, keywords, values, &n);
@@ -126,7 +109,7 @@ static PGconn *connect_shard(ForeignServer *server, UserMapping *um)
 	values[n++] = "amq";
 	keywords[n] = "client_encoding";
 	values[n++] = GetDatabaseEncodingName();
-	if (!has_option(server->options, "connect_timeout")) {
+	if (!amq_jf_option(server->options, "connect_timeout")) {
 		keywords[n] = "connect_timeout";
 		values[n++] = "10";
 	}
