@@ -67,17 +67,22 @@ CREATE TABLE dim AS SELECT g * 10 AS k, 'k' || g * 10 AS t FROM generate_series(
 CREATE TABLE dim8 AS SELECT (g * 7)::bigint AS k FROM generate_series(1, 50) g;
 ANALYZE dim, dim8;
 
--- The Remote SQL of every foreign scan and what each builder ships.
-CREATE FUNCTION pg_temp.shipped(query text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+-- The lines of EXPLAIN (options) query that match pattern, trimmed.
+CREATE FUNCTION pg_temp.plan_lines(options text, pattern text, query text)
+RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE
 	line text;
 BEGIN
-	FOR line IN EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) ' || query LOOP
-		IF line ~ '(Remote SQL|Ships Bloom Filter|Sent To):' THEN
+	FOR line IN EXECUTE 'EXPLAIN (' || options || ') ' || query LOOP
+		IF line ~ pattern THEN
 			RETURN NEXT trim(line);
 		END IF;
 	END LOOP;
 END $$;
+-- The Remote SQL of every foreign scan and what each builder ships.
+CREATE FUNCTION pg_temp.shipped(query text) RETURNS SETOF text LANGUAGE sql AS $$
+	SELECT pg_temp.plan_lines('VERBOSE, COSTS OFF', '(Remote SQL|Ships Bloom Filter|Sent To):', query)
+$$;
 
 -- Per foreign scan: its relation, the rows it fetched, and whether that is
 -- at most the matching rows plus 1.5 x 1% of the others (the filter's rate).
@@ -127,16 +132,10 @@ SELECT count(*) FROM fact_noext f JOIN dim d ON f.k = d.k;
 
 -- A filter over amq.join_filter_remote_max_memory is not sent.
 SET amq.join_filter_remote_max_memory = '1kB';
-CREATE FUNCTION pg_temp.states(query text) RETURNS SETOF text LANGUAGE plpgsql AS $$
-DECLARE
-	line text;
-BEGIN
-	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
-		IF line ~ 'Filter \d+ (State|Size|Keys Added):' THEN
-			RETURN NEXT trim(line);
-		END IF;
-	END LOOP;
-END $$;
+CREATE FUNCTION pg_temp.states(query text) RETURNS SETOF text LANGUAGE sql AS $$
+	SELECT pg_temp.plan_lines('ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF',
+	                          'Filter \d+ (State|Size|Keys Added):', query)
+$$;
 CREATE TABLE dim_big AS SELECT g AS k FROM generate_series(1, 4000, 2) g;
 ANALYZE dim_big;
 SELECT * FROM pg_temp.states('SELECT count(*) FROM fact f JOIN dim_big d ON f.k = d.k');
