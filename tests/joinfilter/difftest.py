@@ -149,11 +149,7 @@ def join_query(rng, outer_ref=None):
         # A volatile qual that keeps every row: its scan is not sifted, so
         # the probes above it test row by row.
         where.append(f"random() + coalesce({rng.choice(visible)}.v, 0) * 0 >= 0")
-    cols = ", ".join(f"{a}.id AS {a}_id, {a}.v AS {a}_v" for a in visible)
-    sql = f"{cte}SELECT {cols} FROM {from_sql}"
-    if where:
-        sql += " WHERE " + " AND ".join(where)
-    return sql
+    return corpus.select(visible, from_sql, where, cte)
 
 
 def make_query(rng):

@@ -27,6 +27,17 @@ def block(number, settings, statements):
     return lines
 
 
+def select(visible, from_sql, where, prefix=""):
+    """The SELECT of a random query: each visible alias's id and v columns
+    from from_sql, where every condition in where holds; prefix (a WITH
+    clause) goes first."""
+    cols = ", ".join(f"{a}.id AS {a}_id, {a}.v AS {a}_v" for a in visible)
+    sql = f"{prefix}SELECT {cols} FROM {from_sql}"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    return sql
+
+
 def digest(sql):
     """A query of one row for sql: its row count and the md5 of its rows
     sorted as text (the same multiset gives the same row)."""

@@ -216,11 +216,7 @@ def join_query(rng, fact, outer_ref=None):
         # On the partition key: partitions pruned by the planner, when a
         # generic plan starts ($1) or on each rescan (outer_ref).
         where.append(f"f.id <= ({outer_ref or rng.randint(0, 3)} + 1) * 7000")
-    cols = ", ".join(f"{a}.id AS {a}_id, {a}.v AS {a}_v" for a in visible)
-    sql = f"SELECT {cols} FROM {from_sql}"
-    if where:
-        sql += " WHERE " + " AND ".join(where)
-    return sql, kinds, sure_none
+    return corpus.select(visible, from_sql, where), kinds, sure_none
 
 
 def make_query(rng):
