@@ -411,6 +411,12 @@ amq_status amq_builder_add(amq_builder *b, uint64_t hash, amq_error *err);
  * (a Python sequence): a collecting builder makes room for them at once
  * instead of growing as they arrive. The result is the same either way. */
 amq_status amq_builder_expect(amq_builder *b, uint64_t rows, amq_error *err);
+/* A memory guard for a collecting builder: sets *exceeds when b holds more
+ * than limit distinct hashes. It looks (sorting what was added since) only
+ * once b holds more than twice limit hashes, duplicates included, so a call
+ * after every add costs O(1) amortized; up to that point *exceeds stays
+ * false. A streaming builder, or one that counts rows, never exceeds. */
+amq_status amq_builder_exceeds(amq_builder *b, uint64_t limit, bool *exceeds, amq_error *err);
 /* Adds everything other holds into b; AMQ_INCOMPATIBLE if their parameters
  * differ. b may take other's hashes, so free other afterwards and use it no
  * more. A fully sorted set (a deserialized state's) with the same allocator

@@ -107,6 +107,22 @@ static amq_status join_runs(amq_builder *b, amq_error *err)
 	return st;
 }
 
+amq_status amq_builder_exceeds(amq_builder *b, uint64_t limit, bool *exceeds, amq_error *err)
+{
+	size_t held = b->set.count;
+
+	*exceeds = false;
+	if (b->streaming || b->counts_rows)
+		return AMQ_OK;
+	for (int i = 0; i < b->nruns; i++)
+		held += b->runs[i].count;
+	if (held / 2 <= limit)
+		return AMQ_OK;
+	amq_status st = join_runs(b, err);
+	*exceeds = st == AMQ_OK && b->set.count > limit;
+	return st;
+}
+
 /* Takes the sorted, distinct set *run into b: kept as a run when there is
  * room and it can change hands, else merged; *run is left empty either way
  * on success. */

@@ -221,6 +221,7 @@ typedef struct amq_jf_remote {
 	PlanState **scans;     /* their states, set by the ExecutorStart hook */
 	List *labels;	       /* String: "table as $n", per scan */
 	amq_builder builder;   /* collects the current build's hashes */
+	uint64 max_keys;       /* distinct keys within amq.join_filter_remote_max_memory */
 	bool building;	       /* builder holds a build in progress */
 	bool too_large;	       /* this build's filter exceeds the size cap: sent NULL */
 	uint64 keys_added;     /* non-NULL keys, all builds */

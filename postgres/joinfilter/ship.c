@@ -131,22 +131,20 @@ static void ship_start(amq_jf_build_state *state, amq_jf_remote *r)
 	amq_error err;
 
 	amq_pg_check(amq_sql_builder_init(&r->builder, &sizing, &alloc, &err), &err);
+	r->max_keys = max_keys();
 	r->building = true;
 	r->too_large = false;
 }
 
 /* Gives up a build whose distinct keys already exceed the cap: its filter
- * would not be sent, so its hashes need no memory. Compacts the collection
- * when it holds twice as many hashes as the cap allows. */
+ * would not be sent, so its hashes need no memory. */
 static void ship_check_size(amq_jf_remote *r)
 {
-	uint64 limit = max_keys();
+	bool exceeds;
 	amq_error err;
 
-	if (r->builder.set.count <= 2 * limit)
-		return;
-	amq_pg_check(amq_hashset_compact(&r->builder.set, &err), &err);
-	if (r->builder.set.count > limit) {
+	amq_pg_check(amq_builder_exceeds(&r->builder, r->max_keys, &exceeds, &err), &err);
+	if (exceeds) {
 		amq_builder_free(&r->builder);
 		r->building = false;
 		r->too_large = true;
@@ -175,8 +173,7 @@ void amq_jf_ship_add(amq_jf_build_state *state, ExprContext *econtext)
 					     amq_pg_hash_value(&r->hasher, value, AMQ_DEFAULT_SEED),
 					     &err),
 			     &err);
-		if ((r->keys_added & 4095) == 0)
-			ship_check_size(r);
+		ship_check_size(r);
 	}
 }
 

@@ -2,7 +2,8 @@
  * test_builder.c - building without knowing n: filters sized for distinct
  * hashes, identical bytes whatever the row order or the split between merged
  * builders (serialized or not), serialized states that round-trip and are
- * checked, the hash set's sort on adversarial inputs, its memory bound, every
+ * checked, the hash set's sort on adversarial inputs, its memory bound and
+ * the guard that counts distinct hashes, every
  * allocation failure, and the empty case.
  */
 #include "amq.h"
@@ -254,6 +255,36 @@ static void duplicates_do_not_inflate(void)
 	CHECK(f.items == 7, "cuckoo holds each distinct value once: %llu",
 	      (unsigned long long)f.items);
 	amq_filter_free(&f, A);
+	amq_builder_free(&b);
+}
+
+static void exceeds_counts_distinct_hashes(void)
+{
+	amq_builder b;
+	amq_error err;
+	bool over = true;
+	amq_builder_init(&b, AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED, 0.01, 0, 0, A, &err);
+	for (int64_t row = 0; row < 100000; row++) {
+		amq_builder_add(&b, amq_hash_int(row % 100, 0), &err);
+		amq_builder_exceeds(&b, 100, &over, &err);
+		if (over)
+			break;
+	}
+	CHECK(!over, "100 distinct values among 100000 rows do not exceed 100");
+	for (int64_t row = 100; row < 1000 && !over; row++) {
+		amq_builder_add(&b, amq_hash_int(row, 0), &err);
+		CHECK(amq_builder_exceeds(&b, 100, &over, &err) == AMQ_OK, "exceeds: %s",
+		      err.message);
+	}
+	CHECK(over && b.set.count > 100 && b.set.count <= 201,
+	      "exceeds 100 once it holds more than 200 hashes, %zu distinct of them", b.set.count);
+	amq_builder_free(&b);
+
+	amq_builder_init(&b, AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED, 0.01, 1000, 0, A, &err);
+	for (int64_t row = 0; row < 5000; row++)
+		amq_builder_add(&b, amq_hash_int(row, 0), &err);
+	amq_builder_exceeds(&b, 10, &over, &err);
+	CHECK(!over, "a streaming builder never exceeds");
 	amq_builder_free(&b);
 }
 
@@ -678,6 +709,7 @@ int main(void)
 	order_and_split_independence();
 	many_parts_and_tree_merges();
 	duplicates_do_not_inflate();
+	exceeds_counts_distinct_hashes();
 	empty_and_errors();
 	inseparable_cuckoo_values();
 	sort_on_adversarial_input();
