@@ -331,8 +331,10 @@ amq_status amq_scalable_create(amq_filter *f, uint64_t capacity, double fpr, uin
  * the prefix in linear time; it doubles only when the set fills more than half
  * of it. The buffer stays under 32 bytes per distinct hash (at least 8 KiB);
  * a compaction briefly adds a scratch copy of the unsorted part, and growing
- * holds the old buffer until the new one is filled: at the peak under 64 bytes
- * per distinct hash, and under 24 bytes per row when all rows differ. */
+ * holds the old buffer until the new one is filled: at the peak under
+ * AMQ_HASHSET_PEAK_BYTES per distinct hash, and under 24 bytes per row when all
+ * rows differ. */
+#define AMQ_HASHSET_PEAK_BYTES 64
 typedef struct amq_hashset {
 	uint64_t *hashes;
 	size_t count;

@@ -6,6 +6,11 @@ SELECT c.relname AS partition, s.srvname AS server, array_to_string(s.srvoptions
   FROM pg_foreign_table t JOIN pg_class c ON c.oid = t.ftrelid
   JOIN pg_foreign_server s ON s.oid = t.ftserver ORDER BY 1;
 
+-- The automatic join filter of step 7 runs in sessions that load amq on
+-- purpose (LOAD, or a preload setting); calling amq's functions alone does not
+-- change how joins are planned.
+LOAD 'amq';
+
 -- 1. Build a filter of the local keys once and keep it in a table.
 CREATE TABLE filters (name text PRIMARY KEY, f bloom NOT NULL);
 INSERT INTO filters SELECT 'vip', bloom_agg(customer_id, 0.01) FROM vip;

@@ -4,3 +4,8 @@
 LOAD 'amq';
 SET amq.join_filter_max_pass_rate = 2;
 SET amq.join_filter_max_memory = '1kB';
+-- A remote filter crosses as hex text, which must stay under 1GB: at most
+-- 512MB less 1kB.
+SET amq.join_filter_remote_max_memory = '512MB';
+SET amq.join_filter_remote_max_memory = '524287kB';
+SHOW amq.join_filter_remote_max_memory;

@@ -12,7 +12,7 @@
  * and each builder to its hash join, in every executor tree. Where the
  * outer key reaches a postgres_fdw scan, the builder also builds a filter
  * with amq's portable hashing and sends it to the remote server inside the
- * scan's Remote SQL (joinfilter/remote.c, shard.c, ship.c).
+ * scan's Remote SQL (joinfilter/remote.c, ship.c).
  *
  * Include after postgres.h.
  */
@@ -59,10 +59,23 @@ extern int amq_jf_max_kb;	    /* per-filter memory cap, in kB */
 extern double amq_jf_max_pass_rate; /* build when expected pass rate <= this */
 extern bool amq_jf_remote_enabled;
 extern int amq_jf_remote_max_kb; /* largest remote filter sent, in kB */
+/* Its bound: the filter crosses as hex text (2 bytes a byte, plus "\x"),
+ * which must stay under MaxAllocSize (1GB). */
+#define AMQ_JF_REMOTE_MAX_KB ((int)((MaxAllocSize / 2 - 2) / 1024))
 
 /* Defines the settings, registers the custom scans, installs the hooks
  * (called once, by _PG_init). */
 void amq_jf_init(void);
+
+/* ---- whether the session chose the join filter (joinfilter/load.c) ---- */
+
+/* Whether the library was loaded by a preload setting or LOAD, not only by
+ * a call of one of its functions: the planner adds join filters only then. */
+extern bool amq_jf_chosen;
+
+/* Sets amq_jf_chosen by how the library is being loaded, and installs the
+ * ProcessUtility hook that sets it on a later LOAD of amq. */
+void amq_jf_install_load_hook(void);
 
 /* ---- the planner hook (joinfilter/plan.c) ---- */
 
@@ -221,7 +234,8 @@ typedef struct amq_jf_remote {
 	PlanState **scans;     /* their states, set by the ExecutorStart hook */
 	List *labels;	       /* String: "table as $n", per scan */
 	amq_builder builder;   /* collects the current build's hashes */
-	uint64 max_keys;       /* distinct keys within amq.join_filter_remote_max_memory */
+	uint64 max_keys;       /* distinct keys within the memory settings */
+	const char *limit;     /* the setting that sets max_keys, for EXPLAIN */
 	bool building;	       /* builder holds a build in progress */
 	bool too_large;	       /* this build's filter exceeds the size cap: sent NULL */
 	uint64 keys_added;     /* non-NULL keys, all builds */
@@ -356,7 +370,7 @@ void amq_jf_sift_restart(amq_jf_sift *sift);
 extern const CustomScanMethods amq_jf_probe_methods;
 extern const CustomExecMethods amq_jf_probe_exec_methods;
 
-/* ---- filters shipped to postgres_fdw scans (remote.c, shard.c, ship.c) ---- */
+/* ---- filters shipped to postgres_fdw scans (remote.c, ship.c) ---- */
 
 /* Whether a hash clause (outer = inner) with these key types and collation
  * may get a remote filter: both types hash under amq's portable hashing as
@@ -368,46 +382,33 @@ bool amq_jf_remote_key_types(Oid outer_type, Oid inner_type, Oid collation);
  * SQL needs for it. */
 typedef struct amq_jf_remote_scan {
 	ForeignScan *scan;
-	char *column_sql; /* the key's remote column, quoted */
-	char *amq_schema; /* amq's schema on the shard, quoted */
-	bool text;	  /* compare under COLLATE "C" */
-	char *label;	  /* the local table, for EXPLAIN */
+	char *column_sql;     /* the key's remote column, quoted */
+	char *type_check_sql; /* whether the remote column hashes alike, SQL */
+	bool text;	      /* compare under COLLATE "C" */
+	char *label;	      /* the local table, for EXPLAIN */
 } amq_jf_remote_scan;
 
 /*
  * Whether scan, a finished ForeignScan of stmt, can take a remote filter on
  * its output column attno: a postgres_fdw scan of a base table in a plain
- * SELECT, on a server whose extensions option lists amq, whose shard has amq
- * installed and a key column of the local column's type group; and either
- * the planner expects the join to be selective, or the key column has no
- * statistics here, so that its estimate is a guess. Fills target. Asks the
- * shard (joinfilter/shard.c).
+ * SELECT, on a server whose extensions option lists amq, of a key column of
+ * a portable type; and either the planner expects the join to be selective,
+ * or the key column has no statistics here, so that its estimate is a guess.
+ * Fills target. Asks no server anything.
  */
 bool amq_jf_remote_target(PlannedStmt *stmt, ForeignScan *scan, AttrNumber attno, bool selective,
 			  amq_jf_remote_scan *target);
 
-/* The option name among a foreign server's, user mapping's, table's or
- * column's options, or NULL. */
-DefElem *amq_jf_option(List *options, const char *name);
-
-/* amq's bloom type in this database, or InvalidOid (amq is loaded but not
- * created here). */
-Oid amq_jf_bloom_type(void);
+/* amq's bloom type in this database, with amq's schema (quoted) in
+ * *schema; or InvalidOid (amq is loaded but not created here). */
+Oid amq_jf_bloom_type(char **schema);
 
 /* Gives target's scan the remote filter of executor parameter paramid (of
- * type bloom_type): appends the parameter to its fdw_exprs and the condition
- * to its Remote SQL. Returns the parameter's number there ($n). */
+ * type bloom_type, in amq_schema): appends the parameter to its fdw_exprs
+ * and the condition to its Remote SQL. Returns the parameter's number there
+ * ($n). */
 int amq_jf_remote_attach(PlannedStmt *stmt, const amq_jf_remote_scan *target, int paramid,
-			 Oid bloom_type);
-
-/*
- * What the shard behind serverid, as userid's user mapping connects there,
- * has: the schema amq is installed in and the type of remote_column in
- * remote_table (qualified and quoted). False when it cannot be asked, has no
- * amq (or none that user may call bloom_contains of), or has no such column.
- */
-bool amq_jf_shard_column(Oid serverid, Oid userid, const char *remote_table,
-			 const char *remote_column, char **amq_schema, char **column_type);
+			 Oid bloom_type, const char *amq_schema);
 
 /* The builder's remote filters (joinfilter/ship.c): read from the plan's
  * list, started, fed each inner row, reset for a rebuild, published at the

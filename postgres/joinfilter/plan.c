@@ -44,6 +44,7 @@ typedef struct plan_walk {
 	int parallel_workers; /* of the nearest Gather above; 0 outside one */
 	PlannedStmt *stmt;
 	Oid bloom_type;	     /* remote filters' parameter type; InvalidOid: none */
+	char *amq_schema;    /* bloom_type's schema, quoted */
 	bool bloom_type_set; /* bloom_type was looked up */
 } plan_walk;
 
@@ -481,7 +482,7 @@ static bool remote_wanted(HashJoin *hj, plan_walk *walk)
 	if (!amq_jf_remote_enabled || innerPlan(hj)->parallel_aware)
 		return false;
 	if (!walk->bloom_type_set) {
-		walk->bloom_type = amq_jf_bloom_type();
+		walk->bloom_type = amq_jf_bloom_type(&walk->amq_schema);
 		walk->bloom_type_set = true;
 	}
 	return OidIsValid(walk->bloom_type);
@@ -519,7 +520,8 @@ static List *ship_clause(HashJoin *hj, int clause, double pass, List **exprs, Li
 		    !amq_jf_remote_target(walk->stmt, (ForeignScan *)*place->slot, place->attno,
 					  pass <= amq_jf_max_pass_rate, &target))
 			continue;
-		n = amq_jf_remote_attach(walk->stmt, &target, paramid, walk->bloom_type);
+		n = amq_jf_remote_attach(walk->stmt, &target, paramid, walk->bloom_type,
+					 walk->amq_schema);
 		shipped = lappend(shipped, target.scan);
 		scans = lappend(scans, makeInteger(target.scan->scan.plan.plan_node_id));
 		scans = lappend(scans, makeString(psprintf("%s as $%d", target.label, n)));
@@ -682,14 +684,15 @@ static void add_filters(Plan **slot, void *arg)
 #define AMQ_PLANNER_MORE_ARGS
 #endif
 
-/* The planner hook: plans as usual, then adds filters when amq.join_filter is on.
+/* The planner hook: plans as usual, then adds filters when amq.join_filter is
+ * on and the session chose the join filter (joinfilter/load.c).
  * New plan nodes get plan_node_ids above every existing one (parallel query
  * and EXPLAIN find nodes by that id). */
 static PlannedStmt *join_filter_planner(Query *parse, const char *query_string, int cursor_options,
 					ParamListInfo bound_params AMQ_PLANNER_MORE_PARAMS)
 {
 	PlannedStmt *stmt;
-	plan_walk walk = {1, 0, 0, NULL, InvalidOid, false};
+	plan_walk walk = {.next_filter_id = 1, .bloom_type = InvalidOid};
 	ListCell *lc;
 
 	if (prev_planner)
@@ -698,7 +701,7 @@ static PlannedStmt *join_filter_planner(Query *parse, const char *query_string, 
 	else
 		stmt = standard_planner(parse, query_string, cursor_options,
 					bound_params AMQ_PLANNER_MORE_ARGS);
-	if (!amq_jf_enabled)
+	if (!amq_jf_enabled || !amq_jf_chosen)
 		return stmt;
 	max_node_id(&stmt->planTree, &walk.next_plan_node_id);
 	foreach (lc, stmt->subplans)

@@ -3,15 +3,36 @@
  * plan time, whether a finished ForeignScan can take one for its key column,
  * and the edit that gives it one: a new executor parameter of type bloom in
  * the scan's parameter list, and the condition
- *     ((($n::S.bloom IS NULL) OR S.bloom_contains($n::S.bloom, col)))
- * added to its Remote SQL, where S is amq's schema on the shard. The
- * builder of the hash join sets the parameter when its build completes
- * (joinfilter/build.c); until then, or when the filter grew too large, it is
- * NULL and the shard's planner folds the condition away.
+ *     ((($n::S.bloom IS NULL) OR CASE WHEN (SELECT a.atttypid
+ *       OPERATOR(pg_catalog.=) ANY (ARRAY[T...]) FROM pg_catalog.pg_attribute a
+ *       WHERE a.attrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass('rel')
+ *       AND a.attname OPERATOR(pg_catalog.=) 'col')
+ *       THEN S.bloom_contains($n::S.bloom, col) ELSE true END))
+ * added to its Remote SQL, where S is amq's schema here (postgres_fdw names
+ * every shippable extension function with its local schema, so every server
+ * needs amq in the same one) and T the remote types that hash as the local
+ * column's type does. The builder of the hash join sets the parameter when
+ * its build completes (joinfilter/build.c); until then, or when the filter
+ * grew too large, it is NULL and the shard's planner folds the condition
+ * away.
+ *
+ * Nothing asks the shard anything: amq opens no connection of its own. The
+ * user's `extensions 'amq'` on the server says that amq is installed there
+ * (postgres_fdw's own contract; a shard without it fails the query with its
+ * own error). The remote column's type is checked on the shard, once per
+ * scan (the subquery is an InitPlan there): postgres_fdw assumes that a
+ * foreign column has its remote column's type, and where that does not hold
+ * (a remote char(n) or timestamptz behind a local text, text behind a local
+ * bigint, a domain) the shard passes every row instead of probing values
+ * that hash otherwise, so the condition never drops a row the coordinator's
+ * join would match, and never raises (to_regclass gives NULL for a missing
+ * table). Every name in it is schema-qualified, so no search_path on the
+ * shard can redirect it. It calls only what every amq release has
+ * (bloom_contains(bloom, anycompatible), format version 1) and pg_catalog.
  *
  * The scan's plan is postgres_fdw's, edited after the fact: what this relies
  * on is checked here, and the scan is left alone when anything differs.
- * postgres_fdw (15 to 18) keeps in fdw_private the Remote SQL (a String),
+ * postgres_fdw (15 to 19) keeps in fdw_private the Remote SQL (a String),
  * the retrieved attributes (an integer List) and the fetch size (an
  * Integer), and a fourth item only for scans of joins and aggregates
  * (scanrelid 0), which are not edited. It reads the SQL and evaluates
@@ -59,23 +80,24 @@ typedef enum portable_group {
 	PORTABLE_TIMESTAMP,
 } portable_group;
 
-/* Each type a remote filter may key on: its OID here, its name as regtype
- * prints it on a shard, and its group. */
+/* Each type a remote filter may key on: its OID here, its qualified name
+ * (which resolves to the same built-in type on every server, whatever its
+ * search_path), and its group. */
 static const struct portable_type {
 	Oid type;
 	const char *name;
 	portable_group group;
 } portable_types[] = {
-    {INT2OID, "smallint", PORTABLE_NUMBER},
-    {INT4OID, "integer", PORTABLE_NUMBER},
-    {INT8OID, "bigint", PORTABLE_NUMBER},
-    {NUMERICOID, "numeric", PORTABLE_NUMBER},
-    {TEXTOID, "text", PORTABLE_TEXT},
-    {VARCHAROID, "character varying", PORTABLE_TEXT},
-    {BYTEAOID, "bytea", PORTABLE_BYTEA},
-    {UUIDOID, "uuid", PORTABLE_UUID},
-    {DATEOID, "date", PORTABLE_DATE},
-    {TIMESTAMPOID, "timestamp without time zone", PORTABLE_TIMESTAMP},
+    {INT2OID, "pg_catalog.int2", PORTABLE_NUMBER},
+    {INT4OID, "pg_catalog.int4", PORTABLE_NUMBER},
+    {INT8OID, "pg_catalog.int8", PORTABLE_NUMBER},
+    {NUMERICOID, "pg_catalog.numeric", PORTABLE_NUMBER},
+    {TEXTOID, "pg_catalog.text", PORTABLE_TEXT},
+    {VARCHAROID, "pg_catalog.varchar", PORTABLE_TEXT},
+    {BYTEAOID, "pg_catalog.bytea", PORTABLE_BYTEA},
+    {UUIDOID, "pg_catalog.uuid", PORTABLE_UUID},
+    {DATEOID, "pg_catalog.date", PORTABLE_DATE},
+    {TIMESTAMPOID, "pg_catalog.timestamp", PORTABLE_TIMESTAMP},
 };
 
 /* The group of a local type (a domain: its base type's). */
@@ -89,13 +111,23 @@ static portable_group group_of_type(Oid type)
 	return PORTABLE_NONE;
 }
 
-/* The group of a shard's type, by the name regtype gives it there. */
-static portable_group group_of_remote(const char *name)
+/* The SQL array of group's types, as regtype constants:
+ * ARRAY['pg_catalog.int2'::pg_catalog.regtype, ...]. */
+static char *group_types_sql(portable_group group)
 {
+	StringInfoData buf;
+	const char *sep = "";
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "ARRAY[");
 	for (size_t i = 0; i < lengthof(portable_types); i++)
-		if (strcmp(portable_types[i].name, name) == 0)
-			return portable_types[i].group;
-	return PORTABLE_NONE;
+		if (portable_types[i].group == group) {
+			appendStringInfo(&buf, "%s'%s'::pg_catalog.regtype", sep,
+					 portable_types[i].name);
+			sep = ", ";
+		}
+	appendStringInfoChar(&buf, ']');
+	return buf.data;
 }
 
 /* See joinfilter/joinfilter.h. */
@@ -110,23 +142,16 @@ bool amq_jf_remote_key_types(Oid outer_type, Oid inner_type, Oid collation)
 	       (OidIsValid(collation) && get_collation_isdeterministic(collation));
 }
 
-/* See joinfilter/joinfilter.h. */
-DefElem *amq_jf_option(List *options, const char *name)
+/* The value of option name among a foreign server's or column's options,
+ * or NULL. */
+static char *option_value(List *options, const char *name)
 {
 	ListCell *lc;
 
 	foreach (lc, options)
 		if (strcmp(lfirst_node(DefElem, lc)->defname, name) == 0)
-			return lfirst(lc);
+			return defGetString(lfirst(lc));
 	return NULL;
-}
-
-/* The value of option name among options, or NULL. */
-static char *option_value(List *options, const char *name)
-{
-	DefElem *option = amq_jf_option(options, name);
-
-	return option != NULL ? defGetString(option) : NULL;
 }
 
 /* Whether server is a postgres_fdw server whose extensions option lists amq:
@@ -183,17 +208,6 @@ static AttrNumber scan_column(ForeignScan *scan, AttrNumber attno)
 	return var->varattno;
 }
 
-/* The user the scan runs as, whose user mapping postgres_fdw connects with. */
-static Oid scan_user(PlannedStmt *stmt, ForeignScan *scan)
-{
-#if PG_VERSION_NUM >= 160000
-	Oid user = scan->checkAsUser;
-#else
-	Oid user = rt_fetch(scan->scan.scanrelid, stmt->rtable)->checkAsUser;
-#endif
-	return OidIsValid(user) ? user : GetUserId();
-}
-
 /* See joinfilter/joinfilter.h. */
 bool amq_jf_remote_target(PlannedStmt *stmt, ForeignScan *scan, AttrNumber attno, bool selective,
 			  amq_jf_remote_scan *target)
@@ -201,7 +215,7 @@ bool amq_jf_remote_target(PlannedStmt *stmt, ForeignScan *scan, AttrNumber attno
 	AttrNumber column = scan_column(scan, attno);
 	RangeTblEntry *rte;
 	ForeignTable *table;
-	char *remote_schema, *remote_table, *remote_column, *amq_schema, *remote_type;
+	char *remote_schema, *remote_table, *remote_column;
 	portable_group group;
 
 	if (column == 0 || scan->operation != CMD_SELECT || stmt->commandType != CMD_SELECT ||
@@ -217,6 +231,10 @@ bool amq_jf_remote_target(PlannedStmt *stmt, ForeignScan *scan, AttrNumber attno
 	if (!selective && SearchSysCacheExists3(STATRELATTINH, ObjectIdGetDatum(rte->relid),
 						Int16GetDatum(column), BoolGetDatum(false)))
 		return false;
+	group = group_of_type(get_atttype(rte->relid, column));
+	if (group == PORTABLE_NONE)
+		return false;
+	/* The remote names, as postgres_fdw deparses them. */
 	table = GetForeignTable(rte->relid);
 	remote_schema = option_value(table->options, "schema_name");
 	remote_table = option_value(table->options, "table_name");
@@ -227,16 +245,15 @@ bool amq_jf_remote_target(PlannedStmt *stmt, ForeignScan *scan, AttrNumber attno
 		remote_table = get_rel_name(rte->relid);
 	if (remote_column == NULL)
 		remote_column = get_attname(rte->relid, column, false);
-	group = group_of_type(get_atttype(rte->relid, column));
-	if (group == PORTABLE_NONE ||
-	    !amq_jf_shard_column(scan->fs_server, scan_user(stmt, scan),
-				 quote_qualified_identifier(remote_schema, remote_table),
-				 remote_column, &amq_schema, &remote_type) ||
-	    group_of_remote(remote_type) != group)
-		return false;
 	target->scan = scan;
 	target->column_sql = pstrdup(quote_identifier(remote_column));
-	target->amq_schema = pstrdup(quote_identifier(amq_schema));
+	target->type_check_sql = psprintf(
+	    "(SELECT a.atttypid OPERATOR(pg_catalog.=) ANY (%s) FROM pg_catalog.pg_attribute a"
+	    " WHERE a.attrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(%s)"
+	    " AND a.attname OPERATOR(pg_catalog.=) %s)",
+	    group_types_sql(group),
+	    quote_literal_cstr(quote_qualified_identifier(remote_schema, remote_table)),
+	    quote_literal_cstr(remote_column));
 	target->text = group == PORTABLE_TEXT;
 	target->label = quote_qualified_identifier(
 	    get_namespace_name(get_rel_namespace(rte->relid)), get_rel_name(rte->relid));
@@ -267,14 +284,17 @@ static Oid get_extension_schema(Oid extension_oid)
 #endif
 
 /* See joinfilter/joinfilter.h. */
-Oid amq_jf_bloom_type(void)
+Oid amq_jf_bloom_type(char **schema)
 {
 	Oid extension = get_extension_oid("amq", true);
+	Oid namespace;
 
 	if (!OidIsValid(extension))
 		return InvalidOid;
+	namespace = get_extension_schema(extension);
+	*schema = pstrdup(quote_identifier(get_namespace_name(namespace)));
 	return GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum("bloom"),
-			       ObjectIdGetDatum(get_extension_schema(extension)));
+			       ObjectIdGetDatum(namespace));
 }
 
 /*
@@ -313,7 +333,7 @@ static void find_clauses(const char *sql, int *where, int *order_by)
 
 /* See joinfilter/joinfilter.h. */
 int amq_jf_remote_attach(PlannedStmt *stmt, const amq_jf_remote_scan *target, int paramid,
-			 Oid bloom_type)
+			 Oid bloom_type, const char *amq_schema)
 {
 	ForeignScan *scan = target->scan;
 	Param *param = makeNode(Param);
@@ -333,13 +353,16 @@ int amq_jf_remote_attach(PlannedStmt *stmt, const amq_jf_remote_scan *target, in
 	scan->scan.plan.extParam = bms_add_member(scan->scan.plan.extParam, paramid);
 	scan->scan.plan.allParam = bms_add_member(scan->scan.plan.allParam, paramid);
 
-	value = psprintf("$%d::%s.bloom", n, target->amq_schema);
+	value = psprintf("$%d::%s.bloom", n, amq_schema);
 	find_clauses(sql, &where, &order_by);
 	initStringInfo(&buf);
 	appendBinaryStringInfo(&buf, sql, order_by);
-	appendStringInfo(&buf, "%s(((%s IS NULL) OR %s.bloom_contains(%s, %s%s)))",
-			 where >= 0 ? " AND " : " WHERE ", value, target->amq_schema, value,
-			 target->column_sql, target->text ? " COLLATE pg_catalog.\"C\"" : "");
+	appendStringInfo(
+	    &buf,
+	    "%s(((%s IS NULL) OR CASE WHEN %s THEN %s.bloom_contains(%s, %s%s) ELSE true "
+	    "END))",
+	    where >= 0 ? " AND " : " WHERE ", value, target->type_check_sql, amq_schema, value,
+	    target->column_sql, target->text ? " COLLATE pg_catalog.\"C\"" : "");
 	appendStringInfoString(&buf, sql + order_by);
 	linitial(scan->fdw_private) = makeString(buf.data);
 	return n;

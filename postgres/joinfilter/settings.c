@@ -10,6 +10,7 @@
 #include <float.h>
 
 #include "utils/guc.h"
+#include "utils/memutils.h"
 
 #include "joinfilter/joinfilter.h"
 
@@ -48,12 +49,14 @@ void amq_jf_init(void)
 	DefineCustomIntVariable(
 	    "amq.join_filter_remote_max_memory", "Largest join filter sent to a remote server.",
 	    "A larger filter is not sent; it crosses the network as hex, twice its size, once "
-	    "per remote query.",
-	    &amq_jf_remote_max_kb, 4 * 1024, 1, MAX_KILOBYTES, PGC_USERSET, GUC_UNIT_KB, NULL, NULL,
-	    NULL);
+	    "per remote query, so it stays under half of the 1GB a value may take. Its keys are "
+	    "collected within work_mem times hash_mem_multiplier too.",
+	    &amq_jf_remote_max_kb, 4 * 1024, 1, AMQ_JF_REMOTE_MAX_KB, PGC_USERSET, GUC_UNIT_KB,
+	    NULL, NULL, NULL);
 	MarkGUCPrefixReserved("amq");
 	RegisterCustomScanMethods(&amq_jf_build_methods);
 	RegisterCustomScanMethods(&amq_jf_probe_methods);
+	amq_jf_install_load_hook();
 	amq_jf_install_planner_hook();
 	amq_jf_install_executor_hook();
 }

@@ -8,8 +8,9 @@
  * bloom_agg(key) does, which makes it the filter bloom_agg(key) would build.
  *
  * The parameter is NULL until a build completes, and NULL again from a
- * rebuild's start; a filter larger than amq.join_filter_remote_max_memory
- * is sent as NULL (the shard then filters nothing). Publishing marks the
+ * rebuild's start; a filter larger than amq.join_filter_remote_max_memory,
+ * or whose keys do not fit in work_mem times hash_mem_multiplier while they
+ * are collected, is sent as NULL (the shard then filters nothing). Publishing marks the
  * parameter changed on every linked scan, so that its next row starts with
  * ExecReScan and postgres_fdw closes any cursor it kept (one opened with the
  * last build's filter) and opens a new one with this value. The scans are
@@ -27,6 +28,7 @@
 #include "postgres.h"
 
 #include "executor/executor.h"
+#include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
@@ -107,19 +109,33 @@ static amq_sql_sizing ship_sizing(void)
 	return sizing;
 }
 
-/* The most distinct keys a filter within amq.join_filter_remote_max_memory
- * holds. */
-static uint64 max_keys(void)
+/* Sets the most distinct keys r's build collects, and the setting that
+ * limits it: those a filter within amq.join_filter_remote_max_memory holds,
+ * and no more than fit in the memory the join's own hash table may use
+ * (work_mem times hash_mem_multiplier), at the collection's peak of
+ * AMQ_HASHSET_PEAK_BYTES per hash and with twice the limit the builder
+ * holds before it counts them exactly (amq_builder_exceeds): no setting lets
+ * the build hold more than PostgreSQL lets the join. A build past it gives
+ * up, and the scans get every row. */
+static void set_max_keys(amq_jf_remote *r)
 {
 	const uint64 probe = 1000000;
 	amq_sql_sizing sizing = ship_sizing();
+	uint64 by_memory = (uint64)get_hash_memory_limit() / (2 * AMQ_HASHSET_PEAK_BYTES);
 	size_t bytes;
 	amq_error err;
 
+	r->max_keys = 0;
+	r->limit = "amq.join_filter_remote_max_memory";
 	if (amq_bloom_create_bytes(probe, sizing.fpr, amq_sql_layout(&sizing), &bytes, &err) !=
 	    AMQ_OK)
-		return 0;
-	return (uint64)((double)amq_jf_remote_max_kb * 1024.0 / ((double)bytes / (double)probe));
+		return;
+	r->max_keys =
+	    (uint64)((double)amq_jf_remote_max_kb * 1024.0 / ((double)bytes / (double)probe));
+	if (by_memory < r->max_keys) {
+		r->max_keys = by_memory;
+		r->limit = "work_mem";
+	}
 }
 
 /* Starts a build's collection of hashes in r: the builder bloom_agg(key)
@@ -131,7 +147,7 @@ static void ship_start(amq_jf_build_state *state, amq_jf_remote *r)
 	amq_error err;
 
 	amq_pg_check(amq_sql_builder_init(&r->builder, &sizing, &alloc, &err), &err);
-	r->max_keys = max_keys();
+	set_max_keys(r);
 	r->building = true;
 	r->too_large = false;
 }
@@ -219,8 +235,10 @@ static struct varlena *ship_finish(amq_jf_build_state *state, amq_jf_remote *r)
 		value = amq_pg_filter_to_varlena(&f);
 		MemoryContextSwitchTo(old);
 		r->size = f.size;
-	} else
+	} else {
 		r->too_large = true;
+		r->limit = "amq.join_filter_remote_max_memory";
+	}
 	amq_filter_free(&f, &alloc);
 	return value;
 }
@@ -280,8 +298,8 @@ void amq_jf_ship_explain(amq_jf_build_state *state, ListCell *exprs, List *list,
 			ExplainPropertyInteger(psprintf("%sSize", prefix), "bytes", (int64)r->size,
 					       es);
 		if (r->too_large)
-			ExplainPropertyText(
-			    psprintf("%sState", prefix),
-			    "not sent: larger than amq.join_filter_remote_max_memory", es);
+			ExplainPropertyText(psprintf("%sState", prefix),
+					    psprintf("not sent: larger than %s allows", r->limit),
+					    es);
 	}
 }
