@@ -10,16 +10,17 @@ After ``register(conn)`` columns of type ``bloom`` and ``cuckoo`` load as
 amq.Filter, in text and binary results, and an amq.Filter parameter is sent as
 the type of its kind (``bloom`` or ``cuckoo``), as ``\\x…`` text or, in binary
 (``%b`` or ``cursor(binary=True)``), as its bytes. The types' oids are looked up
-in the connection's database (``CREATE EXTENSION amq`` first), so register every
-connection (or a pool's ``configure`` callback); ``register_async`` does the
-same for an ``AsyncConnection``.
+in the connection's database (``CREATE EXTENSION amq`` first), in the schema amq
+is installed in, whatever the search_path (a type of the same name elsewhere is
+never taken for amq's), so register every connection (or a pool's ``configure``
+callback); ``register_async`` does the same for an ``AsyncConnection``.
 """
 
 from __future__ import annotations
 
 from typing import Any, Dict, Optional, Type
 
-from psycopg import AsyncConnection, Connection
+from psycopg import AsyncConnection, Connection, sql
 from psycopg.abc import AdaptContext, Buffer
 from psycopg.adapt import Dumper, Loader, PyFormat
 from psycopg.pq import Format
@@ -30,6 +31,12 @@ from . import Filter, _error
 __all__ = ["register", "register_async"]
 
 KINDS = ("bloom", "cuckoo")
+
+# amq's schema in the connection's database; every name qualified, so that no
+# search_path can redirect the query.
+_SCHEMA = ("SELECT n.nspname FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n"
+           " ON n.oid OPERATOR(pg_catalog.=) e.extnamespace"
+           " WHERE e.extname OPERATOR(pg_catalog.=) 'amq'")
 
 
 class _FilterLoader(Loader):
@@ -82,12 +89,17 @@ class _FilterBinaryDumper(_FilterDumper):
         return bytes(obj)
 
 
+def _type_names(row: Optional[Any]) -> Dict[str, sql.Identifier]:
+    """The qualified name of each kind's type, from _SCHEMA's row; raises
+    amq.Error when amq is not installed."""
+    if row is None:
+        raise _error("amq is not installed in this database",
+                     "run CREATE EXTENSION amq in it first")
+    return {kind: sql.Identifier(row[0], kind) for kind in KINDS}
+
+
 def _install(context: AdaptContext, infos: Dict[str, Optional[TypeInfo]]) -> None:
     """Registers the loaders and dumpers for the oids found in infos."""
-    missing = [kind for kind in KINDS if infos[kind] is None]
-    if missing:
-        raise _error(f"type {missing[0]} does not exist in this database",
-                     "run CREATE EXTENSION amq in it first (or put its schema on the search_path)")
     adapters = context.adapters
     for base in (_FilterDumper, _FilterBinaryDumper):
         by_kind: Dict[str, Type[_FilterDumper]] = {}
@@ -118,12 +130,14 @@ def register(conn: Connection[Any]) -> None:
     """
     if isinstance(conn, AsyncConnection):
         raise TypeError("an AsyncConnection: use await amq.psycopg.register_async(conn)")
-    _install(conn, {kind: TypeInfo.fetch(conn, kind) for kind in KINDS})
+    names = _type_names(conn.execute(_SCHEMA).fetchone())
+    _install(conn, {kind: TypeInfo.fetch(conn, names[kind]) for kind in KINDS})
 
 
 async def register_async(conn: AsyncConnection[Any]) -> None:
     """register() for an AsyncConnection."""
+    names = _type_names(await (await conn.execute(_SCHEMA)).fetchone())
     infos = {}
     for kind in KINDS:
-        infos[kind] = await TypeInfo.fetch(conn, kind)
+        infos[kind] = await TypeInfo.fetch(conn, names[kind])
     _install(conn, infos)

@@ -411,8 +411,19 @@ def psycopg_adapter(r, pg):
     with connect(bare) as other:
         e = python_error(amq.psycopg.register, other)
         r.check("register without the extension: amq.Error saying so",
-                e is not None and e.message == "type bloom does not exist in this database"
+                e is not None and e.message == "amq is not installed in this database"
                 and "CREATE EXTENSION amq" in e.hint, e)
+        # A type named bloom in a schema ahead of amq's on the search_path
+        # is never taken for amq's.
+        other.execute("CREATE EXTENSION amq")
+        other.execute("CREATE SCHEMA decoy")
+        other.execute("CREATE DOMAIN decoy.bloom AS bytea")
+        other.execute("SET search_path = decoy, public")
+        amq.psycopg.register(other)
+        got = other.execute("SELECT pg_typeof(%s)::oid = 'public.bloom'::regtype::oid,"
+                            " pg_typeof(%s)::oid = 'decoy.bloom'::regtype::oid", (f, f)).fetchone()
+        r.equal("register under a search_path with a decoy bloom type: amq's type", got,
+                (True, False))
 
 
 def command(r, pg, lite):
