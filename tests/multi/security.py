@@ -284,17 +284,31 @@ def reset_after_failure(r):
     with open(hba, encoding="utf-8") as f:
         original = f.read()
     work = tempfile.mkdtemp(prefix="rsec")
-    kept = os.path.join(work, "pg_hba.conf")
-    shutil.copyfile(hba, kept)
     shard = (f"{PSQL} -X -q -h {os.path.join(ROOT, 'shard1')} -p {port('shard1')} -U postgres "
              "-d postgres")
+    # Whether rsec_reset connects to shard1 over TCP with no password.
+    trusted = (f"PGPASSFILE=/dev/null PGPASSWORD= {PSQL} -X -q -w -h 127.0.0.1 -p {port('shard1')} "
+               "-U rsec_reset -d postgres -c 'SELECT 1' >/dev/null 2>&1")
+    switch = os.path.join(work, "switch.sh")
+    with open(os.path.join(work, "pg_hba.conf"), "w", encoding="utf-8") as f:
+        f.write(original)
+    with open(switch, "w", encoding="utf-8") as f:
+        f.write(f"""cp {work}/pg_hba.conf {hba} && {shard} -c 'SELECT pg_reload_conf()' >/dev/null
+for i in $(seq 100); do {trusted} && break; sleep 0.1; done
+{shard} -c "DO \\$\\$BEGIN RAISE LOG 'rsec switch'; END\\$\\$" \\
+  -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'rsec_reset'" >/dev/null
+sleep 0.5
+""")
     try:
         psql("shard1", "CREATE ROLE rsec_reset LOGIN PASSWORD 'rsec-secret'; "
                        "GRANT SELECT ON orders TO rsec_reset;")
         with open(hba, "w", encoding="utf-8") as f:
             f.write("host postgres rsec_reset 127.0.0.1/32 scram-sha-256\n" + original)
         psql("shard1", "SELECT pg_reload_conf();")
-        time.sleep(0.5)
+        for _ in range(100):
+            if subprocess.run(["sh", "-c", trusted], check=False).returncode != 0:
+                break
+            time.sleep(0.1)
         foreign_server("rsec_reset", port("shard1"), "postgres")
         psql("coord", """
             CREATE ROLE rsec_reset;
@@ -302,14 +316,10 @@ def reset_after_failure(r):
             GRANT SELECT ON rsec_reset_orders, rsec_vip TO rsec_reset;
             CREATE USER MAPPING FOR rsec_reset SERVER rsec_reset
               OPTIONS (user 'rsec_reset', password 'rsec-secret');""")
-        switch = (f"\\! cp {kept} {hba} && {shard} -c 'SELECT pg_reload_conf()' >/dev/null && "
-                  f"sleep 0.5 && {shard} -c \"DO \\$\\$BEGIN RAISE LOG 'rsec switch'; END\\$\\$; "
-                  "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                  "WHERE usename = 'rsec_reset'\" >/dev/null && sleep 0.5")
         before = connections("shard1")
         out = run_psql("coord", "\n".join([
             SETUP, "SET ROLE rsec_reset;", explain("rsec_reset_orders"),
-            COUNT.format(t="rsec_reset_orders") + ";", "\\echo switched", switch,
+            COUNT.format(t="rsec_reset_orders") + ";", "\\echo switched", f"\\! sh {switch}",
             explain("rsec_reset_orders"), COUNT.format(t="rsec_reset_orders") + ";"]))
         with open(os.path.join(ROOT, "shard1", "server.log"), encoding="utf-8",
                   errors="replace") as f:
