@@ -2,7 +2,8 @@
 # Multi-server suite: installs the extension (make install), starts a
 # coordinator and two shards on TCP 127.0.0.1 (tests/multi/servers.sh), loads
 # 200,000 orders over the shards and runs tests/multi/multi.py: what ships to
-# the shards, the automatic join filter across servers (remote.py), exact
+# the shards, the automatic join filter across servers (remote.py), that amq
+# opens no connection of its own to a shard (security.py), exact
 # answers with fewer rows, a sharded build, a shard that is down or lacks
 # amq, and 60 s of pgbench through a SIGKILL of the coordinator. Then
 # tests/multi/remote_diff.py compares 400 random join queries over foreign
