@@ -16,6 +16,8 @@ coordinator and two shards and loads orders, ROWS rows over the shards).
    and on, with the planner's choice and forced (max_pass_rate 1); with
    fewer orders than the 1M customers (the smoke run) orders is the hash
    join's inner side and nothing can ship.
+   Then the per-row cost on a shard of each case's Remote SQL, run on
+   shard1 itself.
 2. One node: a 5M-row fact table joined with a 500k-row dimension whose hash
    table is larger than work_mem, plain (amq.join_filter off) and
    prefiltered, at work_mem 4MB (the default) and 1GB.
@@ -183,9 +185,7 @@ def ms(case):
 
 
 def plan_ms(case):
-    """The median planning time: a fresh session's first plan, so with
-    remote filters on it includes the plan-time check on each shard over a
-    new connection."""
+    """The median planning time: a fresh session's first plan."""
     return statistics.median(case.plan_times)
 
 
@@ -261,6 +261,39 @@ def across_servers(runs):
     print(f"every row matches, on / off: {ratio(match_on, match_off)} (target <= 1.05x); "
           f"forced: {ratio(forced_on, forced_off)}")
     check_same(matches)
+    print()
+    shard_cost(runs, plain, hand, auto)
+
+
+def shard_cost(runs, plain, hand, auto):
+    """The per-row cost on a shard of what each case ships: shard1 runs the
+    Remote SQL of the plain, hand-prefiltered and automatic cases' scans of
+    its orders (from their EXPLAIN VERBOSE), with the filter parameter as a
+    scalar subquery over a stored copy of the vip filter (the value
+    postgres_fdw would bind), under count(*); ns per row over the plain
+    scan's, medians of RUNS interleaved runs."""
+    psql("shard1", "CREATE TABLE probe_filter AS SELECT NULL::bloom AS f;")
+    hex_ = value("coord", "SELECT bloom_agg(customer_id)::text FROM vip")
+    psql("shard1", f"UPDATE probe_filter SET f = '{hex_}'::bloom;")
+    rows = int(value("shard1", "SELECT count(*) FROM orders"))
+    queries = []
+    for case in (plain, hand, auto):
+        sql = next(s["Remote SQL"] for s in foreign_scans(case.explain["Plan"])
+                   if s.get("Relation Name") == "orders_s1")
+        queries.append((case.label, "SELECT count(*) FROM (" +
+                        sql.replace("$1::public.bloom", "(SELECT f FROM public.probe_filter)") + ") s"))
+    times = {label: [] for label, _ in queries}
+    for round_ in range(runs):
+        for label, query in queries if round_ % 2 == 0 else queries[::-1]:
+            lines = psql("shard1", f"{SERIAL} EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) {query};")
+            times[label].append(json.loads("\n".join(lines))[0]["Execution Time"])
+    base = statistics.median(times[plain.label])
+    print(f"## on one shard: the shipped condition over its {rows:,} orders")
+    print("| shard query (Remote SQL of) | ms (median) | ns per row over the plain scan |")
+    print("|---|---:|---:|")
+    for label, _ in queries:
+        t = statistics.median(times[label])
+        print(f"| {label} | {t:.0f} | {(t - base) * 1e6 / rows:.1f} |")
     print()
 
 

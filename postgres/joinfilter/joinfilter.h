@@ -384,7 +384,7 @@ typedef struct amq_jf_remote_scan {
 	ForeignScan *scan;
 	char *column_sql;     /* the key's remote column, quoted */
 	char *type_check_sql; /* whether the remote column hashes alike, SQL */
-	bool text;	      /* compare under COLLATE "C" */
+	bool text;	      /* probe col::text under COLLATE "C" */
 	char *label;	      /* the local table, for EXPLAIN */
 } amq_jf_remote_scan;
 

@@ -8,6 +8,10 @@
  *       WHERE a.attrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass('rel')
  *       AND a.attname OPERATOR(pg_catalog.=) 'col')
  *       THEN S.bloom_contains($n::S.bloom, col) ELSE true END))
+ * (a text key as col::pg_catalog.text COLLATE pg_catalog."C": bytewise, as
+ * the deterministic collation of the join compares, whatever the remote
+ * column's collation; and a cast that exists for a remote column of any
+ * type, so that the condition parses even where the check fails)
  * added to its Remote SQL, where S is amq's schema here (postgres_fdw names
  * every shippable extension function with its local schema, so every server
  * needs amq in the same one) and T the remote types that hash as the local
@@ -362,7 +366,7 @@ int amq_jf_remote_attach(PlannedStmt *stmt, const amq_jf_remote_scan *target, in
 	    "%s(((%s IS NULL) OR CASE WHEN %s THEN %s.bloom_contains(%s, %s%s) ELSE true "
 	    "END))",
 	    where >= 0 ? " AND " : " WHERE ", value, target->type_check_sql, amq_schema, value,
-	    target->column_sql, target->text ? " COLLATE pg_catalog.\"C\"" : "");
+	    target->column_sql, target->text ? "::pg_catalog.text COLLATE pg_catalog.\"C\"" : "");
 	appendStringInfoString(&buf, sql + order_by);
 	linitial(scan->fdw_private) = makeString(buf.data);
 	return n;

@@ -26,7 +26,8 @@ shard's orders):
   passes every row: never a row missed;
 - a nested loop that rebuilds the filter on each rescan sends each new one;
 - a role that is not a superuser gets the filter when its user mapping may
-  connect without a password, and postgres_fdw's error when not;
+  connect without a password, and postgres_fdw's error when not (planning
+  connects nowhere);
 - a shard that goes down mid-query gives postgres_fdw's error and no rows;
 - every answer is the same with amq.join_filter on and off.
 """
@@ -314,9 +315,9 @@ def remote_types(r):
     for name, local, remote, key, filters in (
             ("int4 behind int8, another column name", "ci4", "i4", "k", True),
             ("numeric behind int8, a quoted name", '"Num"', '"Num"', "k", True),
-            ("varchar behind text", "vc", 'vc COLLATE pg_catalog."C"', "t", True),
-            ("char(8) behind text", "bp", 'bp COLLATE pg_catalog."C"', "t", False),
-            ("timestamptz behind text", "tz", 'tz COLLATE pg_catalog."C"', "z", False),
+            ("varchar behind text", "vc", 'vc::pg_catalog.text COLLATE pg_catalog."C"', "t", True),
+            ("char(8) behind text", "bp", 'bp::pg_catalog.text COLLATE pg_catalog."C"', "t", False),
+            ("timestamptz behind text", "tz", 'tz::pg_catalog.text COLLATE pg_catalog."C"', "z", False),
             ("text behind int8", "tx", "tx", "k", False)):
         query = f"SELECT x.id, x.{local} FROM rtypes x JOIN rkeys y ON x.{local} = y.{key}"
         scans = foreign_scans(plan("coord", query, True, ON))
@@ -325,15 +326,17 @@ def remote_types(r):
                 and filters_on(remote)(scans[0]["Remote SQL"]),
                 scans[0]["Remote SQL"] if scans else "no foreign scan")
         if filters:
-            r.check(f"remote {name}: the shard filters (at most 1,000 of 20,000 rows fetched)",
-                    rows is not None and rows <= 1000, str(rows))
+            # 800 of the 20,000 rows match (200 keys, 4 rows each).
+            r.check(f"remote {name}: the shard filters (at most the 800 matches plus 1.5 x fpr "
+                    f"of the rest fetched)", rows is not None and rows <= 800 + 1.5 * 0.01 * 19200,
+                    str(rows))
         else:
             r.check(f"remote {name}: the shard passes every row (20,000 fetched)", rows == 20000,
                     str(rows))
         same_answer(r, f"remote {name}", query)
     matches = value("coord", f"{OFF} SELECT count(*) FROM rtypes x JOIN rkeys y ON x.bp = y.t")
     r.check("remote char(8) behind text: padded keys match (the case a trimmed probe would miss)",
-            matches == "800", matches)
+            matches == "400", matches)
 
 
 def rescans(r):
@@ -360,11 +363,11 @@ def rescans(r):
 
 
 def non_superusers(r):
-    """A role that is not a superuser asks the shards as postgres_fdw would
-    connect for it: with a user mapping that may connect without a password
-    (password_required 'false', set by a superuser) the filter ships; with
-    one that may not, no filter is planned (after a superuser's plan in the
-    same session) and the query fails with postgres_fdw's own error."""
+    """A role that is not a superuser: with a user mapping that may connect
+    without a password (password_required 'false', set by a superuser) the
+    filter ships and the answer is a superuser's; with one that may not, the
+    filter is planned as for anyone (planning asks no server anything) and
+    the query fails with postgres_fdw's own error when it connects."""
     psql("coord", """
         CREATE ROLE rremote_ok;
         CREATE ROLE rremote_nopw;
@@ -378,12 +381,10 @@ def non_superusers(r):
             " | ".join(s["Remote SQL"][:140] for s in scans))
     r.check("a role whose user mapping needs no password: the answer of a superuser",
             answer(query, ON + " SET ROLE rremote_ok;") == answer(query, OFF))
-    out = run_psql("coord", f"{ON}\nEXPLAIN (VERBOSE, COSTS OFF) {query};\nSET ROLE rremote_nopw;\n"
-                            f"EXPLAIN (VERBOSE, COSTS OFF) {query};\n{query};")
-    plans = out.stdout.split("Hash Join")
-    r.check("a role that needs a password: no filter planned, postgres_fdw's error",
-            out.returncode != 0 and len(plans) == 3 and plans[1].count("bloom_contains(") == 2
-            and "bloom_contains(" not in plans[2]
+    out = run_psql("coord", f"{ON}\nSET ROLE rremote_nopw;\nEXPLAIN (VERBOSE, COSTS OFF) {query};\n"
+                            f"{query};")
+    r.check("a role that needs a password: the filter planned, postgres_fdw's error on running",
+            out.returncode != 0 and out.stdout.count("bloom_contains(") == 2
             # 16 and later: "password or GSSAPI delegated credentials required"
             and re.search(r"ERROR:  password (is|or .*) required", out.stderr) is not None,
             out.stderr.strip().split("\n")[0])
