@@ -146,8 +146,8 @@ bool amq_jf_remote_key_types(Oid outer_type, Oid inner_type, Oid collation)
 	       (OidIsValid(collation) && get_collation_isdeterministic(collation));
 }
 
-/* The value of option name among a foreign server's or column's options,
- * or NULL. */
+/* The value of option name among a foreign server's, table's or column's
+ * options, or NULL. */
 static char *option_value(List *options, const char *name)
 {
 	ListCell *lc;
