@@ -90,15 +90,16 @@ def amq_ones(conns):
 
 def log_connections(node, on):
     """Turns log_connections on or off on node, for sessions that start
-    after it returns."""
+    after it returns. Off is "off" up to 17; 18 made it a list of aspects,
+    empty when off (and "on" the same as all of them)."""
     psql(node, f"ALTER SYSTEM {'SET log_connections = on' if on else 'RESET log_connections'};"
                "SELECT pg_reload_conf();")
-    want = "on" if on else "off"
+    want = ("on",) if on else ("off", "")
     for _ in range(50):
-        if value(node, "SHOW log_connections") == want:
+        if value(node, "SHOW log_connections") in want:
             return
         time.sleep(0.1)
-    raise RuntimeError(f"{node}: log_connections did not become {want}")
+    raise RuntimeError(f"{node}: log_connections did not become {' or '.join(map(repr, want))}")
 
 
 def cleanup(node, sql, db="postgres"):
