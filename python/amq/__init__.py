@@ -17,8 +17,11 @@ in SQL, and a filter built or changed here reads back in SQL::
 Values hash as SQL's do (docs/HASHING.md): int and bool as integers, float (an
 integral one as the integer), str as text, bytes as blob, Decimal as numeric,
 UUID, date, datetime and time as PostgreSQL's text forms; any other type is a
-TypeError. ``amq.psycopg.register(conn)`` maps PostgreSQL's bloom and cuckoo
-types to Filter.
+TypeError. None is SQL's NULL everywhere: the builders and add_many skip it,
+contains, count and hash return None, ``None in f`` is False, contains_many
+gives None in its place, and add, delete and add_unique change nothing, as the
+SQL functions answer NULL. ``amq.psycopg.register(conn)`` maps PostgreSQL's
+bloom and cuckoo types to Filter.
 """
 
 from __future__ import annotations

@@ -58,20 +58,23 @@ PyObject *amq_py_raise(const amq_error *err)
 }
 
 /* hash(value): SQL's amq_hash, the value's 64-bit hash (seed 0) as a
- * signed integer. */
+ * signed integer; None for None, as amq_hash(NULL) is NULL. */
 static PyObject *module_hash(PyObject *module, PyObject *value)
 {
 	(void)module;
 	uint64_t hash;
+	if (value == Py_None)
+		Py_RETURN_NONE;
 	if (amq_py_hash(value, AMQ_DEFAULT_SEED, &hash) < 0)
 		return NULL;
 	return PyLong_FromLongLong((long long)hash);
 }
 
 /* Feeds one chunk of hashes to a builder. */
-static int build_chunk(void *ctx, const uint64_t *hashes, size_t n)
+static int build_chunk(void *ctx, const uint64_t *hashes, const bool *nulls, size_t n)
 {
 	amq_builder *b = ctx;
+	(void)nulls; /* None is skipped before it gets here */
 	amq_error err;
 	for (size_t i = 0; i < n; i++) {
 		if (amq_builder_add(b, hashes[i], &err) != AMQ_OK) {
@@ -173,8 +176,9 @@ static PyObject *module_cuckoo(PyObject *module, PyObject *args, PyObject *kwarg
 
 static PyMethodDef module_methods[] = {
     {"hash", (PyCFunction)module_hash, METH_O,
-     "hash(value) -> int\n\nThe 64-bit hash SQL's amq_hash gives the equal SQL value (seed 0), "
-     "as a\nsigned integer: amq.hash(3) == amq.hash(3.0) == -2243884999906406229."},
+     "hash(value) -> int | None\n\nThe 64-bit hash SQL's amq_hash gives the equal SQL value "
+     "(seed 0), as a\nsigned integer: amq.hash(3) == amq.hash(3.0) == -2243884999906406229.\n"
+     "None (SQL's NULL) gives None, as amq_hash(NULL) is NULL."},
     {"bloom", (PyCFunction)(void (*)(void))module_bloom, METH_VARARGS | METH_KEYWORDS,
      "bloom(values, fpr=0.01, capacity=None, layout=None) -> Filter\n\nA Bloom filter of "
      "values, byte for byte what bloom_agg(value, fpr,\ncapacity, layout) gives over the same "
