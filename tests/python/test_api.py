@@ -340,6 +340,25 @@ def loading(r):
             e.message and "/usr/bin/python3" in e.hint, e)
 
 
+def namespace(r):
+    """dir(amq) in a fresh interpreter is the public API: no module object,
+    and no name outside __all__ but dunders and underscored ones."""
+    out = subprocess.run([sys.executable, "-c", """
+import json, types, amq
+print(json.dumps({"all": amq.__all__, "names": dir(amq),
+                  "modules": [n for n in dir(amq) if isinstance(getattr(amq, n), types.ModuleType)],
+                  "missing": [n for n in amq.__all__ if not hasattr(amq, n)]}))
+"""], capture_output=True, text=True, check=False)
+    got = json.loads(out.stdout) if out.returncode == 0 else {}
+    r.check("dir(amq) holds no module object", got.get("modules") == [], out.stderr or got)
+    stray = [n for n in got.get("names", ["?"]) if n not in got.get("all", []) and
+             not n.startswith("_")]
+    r.equal("dir(amq): nothing outside __all__ but dunders and underscored names", stray, [])
+    r.equal("every name of __all__ is there", got.get("missing"), [])
+    r.check("... and each has a docstring", all((getattr(amq, n).__doc__ or "").strip()
+                                                for n in amq.__all__ if n != "__version__"))
+
+
 def run_cli(*args, stdin=b""):
     """Runs `python -m amq ARGS`; returns (status, stdout bytes, stderr text)."""
     out = subprocess.run([sys.executable, "-m", "amq", *args], input=stdin,
@@ -507,7 +526,7 @@ def damaged_bytes(r, seed_dir):
 def main():
     seed_dir = sys.argv[1] if len(sys.argv) > 1 else None
     Results().run(hash_vectors, filter_basics, none_is_null, mutation, cuckoo_full, combining, builders,
-                  loading, command, lambda r: damaged_bytes(r, seed_dir))
+                  loading, namespace, command, lambda r: damaged_bytes(r, seed_dir))
 
 
 if __name__ == "__main__":
