@@ -17,9 +17,11 @@
 extern PyObject *amq_py_error;
 
 /* Raises core's error as Python sees it: out-of-memory as MemoryError,
- * anything else as amq.Error whose text is SQLite's ("<message>: <hint>")
- * and whose message, hint and sqlstate attributes are PostgreSQL's. Returns
- * NULL, so callers can return its result. */
+ * anything else as amq.Error whose text is "<message>: <hint>" as SQLite
+ * writes it and whose message and sqlstate attributes are PostgreSQL's; the
+ * hint is core's, or Python's advice where core's names SQL functions
+ * (module.c's python_hints). Returns NULL, so callers can return its
+ * result. */
 PyObject *amq_py_raise(const amq_error *err);
 
 /* ---- values (values.c) ---- */

@@ -197,7 +197,7 @@ def mutation(r):
         else:
             r.raises(f"bloom {layout}: delete is amq.Error", amq.Error, f.delete, 1,
                      message=f"a {layout} bloom filter cannot delete values: build the filter "
-                     "with layout 'counting' for that")
+                     "with amq.bloom(values, layout='counting') for that")
             r.raises(f"bloom {layout}: count is amq.Error", amq.Error, f.count, 1)
     s = amq.bloom([], capacity=10, layout="scalable")
     s.add_many(range(1000))
@@ -237,11 +237,15 @@ def cuckoo_full(r):
     r.check("the error says the filter is full, SQLSTATE 54000",
             str(error).startswith("cuckoo filter is full") and error.sqlstate == "54000",
             (str(error), error.sqlstate))
+    r.equal("... with Python's advice, not cuckoo_agg's", error.hint,
+            "rebuild it with amq.cuckoo over every value, or with a larger capacity")
     g = amq.cuckoo([], capacity=8, fpr=0.01, layout="b4")
     before = bytes(g)
     e = r.raises("add_many past the capacity is amq.Error", amq.Error, g.add_many, range(1000))
     r.check("... named as cuckoo_add_agg names it", e is not None and
             str(e).startswith("cuckoo_add_agg: cuckoo filter is full"), e)
+    r.check("... with Python's advice, not the statement's", e is not None and
+            e.hint.startswith("add_many changed nothing") and "amq.cuckoo" in e.hint, e)
     r.equal("... and changed nothing", bytes(g), before)
     r.raises("add_many with an unhashable value is a TypeError", TypeError, g.add_many,
              [1, 2, [3]])
@@ -268,6 +272,33 @@ def combining(r):
     r.check("... with bloom_union's words", e is not None and
             str(e).startswith("cannot combine bloom filters with different parameters"), e)
     r.raises("union with bytes is a TypeError", TypeError, a.union, bytes(b))
+    lite = sqlite3.connect(":memory:")
+    amq.load(lite)
+    c = amq.cuckoo(range(10))
+    for name, fn, sql, args in [
+            ("bloom.union(cuckoo)", lambda: a.union(c), "bloom_union(?, ?)", (a, c)),
+            ("bloom & cuckoo", lambda: a & c, "bloom_intersect(?, ?)", (a, c)),
+            ("bloom |= cuckoo", lambda: a.copy().__ior__(c), "bloom_union(?, ?)", (a, c)),
+            ("cuckoo.union(bloom)", lambda: c.union(a), "cuckoo_info(?)", (a,)),
+            ("cuckoo &= bloom", lambda: c.copy().__iand__(a), "cuckoo_count(?, 1)", (a,))]:
+        e = r.raises(f"{name} is amq.Error", amq.Error, fn)
+        try:
+            lite.execute(f"SELECT {sql}", [bytes(f) for f in args])
+            sql_text = None
+        except sqlite3.Error as sql_error:
+            sql_text = str(sql_error)
+        if e is None or sql_text is None:
+            r.check(f"{name}: SQLite refuses the same kinds", False, sql_text)
+            continue
+        kind, other = (c.kind, a.kind) if name.startswith("cuckoo") else (a.kind, c.kind)
+        r.equal(f"{name}: SQL's message", e.message,
+                f"expected a {kind} filter, got a {other} filter")
+        sql_hint = f"use the {other}_* functions for {other} filters"
+        r.check(f"{name}: ... in SQLite's words", sql_text.endswith(f"{e.message}: {sql_hint}"),
+                sql_text)
+        r.check(f"{name}: Python's hint names amq.bloom, no SQL function",
+                "amq.bloom" in e.hint and "_*" not in e.hint and str(e) == f"{e.message}: {e.hint}",
+                str(e))
     r.raises("a | 1 is a TypeError", TypeError, lambda: a | 1)
 
 
