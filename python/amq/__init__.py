@@ -34,10 +34,11 @@ from os.path import exists as _exists
 from os.path import join as _join
 from sqlite3 import Connection as _Connection
 
+from . import _amq
 from ._amq import Error, Filter, bloom, cuckoo, hash
 from ._amq import core_version as _core_version
 
-del _amq  # noqa: F821 (bound by the import system)
+del _amq
 
 __all__ = ["Error", "Filter", "bloom", "cuckoo", "hash", "load", "loadable_path", "__version__"]
 
