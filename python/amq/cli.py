@@ -45,10 +45,13 @@ def parse_key(text: str, kind: str) -> object:
     return text
 
 
+# What a key of each --type but text must be, for errors.
+TYPE_NAMES = {"int": "an integer", "real": "a number", "blob": "hexadecimal digits"}
+
+
 def key_error(kind: str, text: str) -> str:
     """What is wrong with a key that does not parse as --type."""
-    what = {"int": "an integer", "real": "a number", "blob": "hexadecimal digits"}[kind]
-    return f"{text!r} is not {what} (--type {kind})"
+    return f"{text!r} is not {TYPE_NAMES[kind]} (--type {kind})"
 
 
 class Progress:
@@ -93,8 +96,16 @@ def input_size(stream: IO[bytes]) -> Optional[int]:
 
 def read_keys(stream: IO[bytes], name: str, kind: str,
               progress: Optional[Progress] = None) -> Iterator[object]:
-    """The keys of stream, one a line (its end of line removed), as --type says."""
+    """The keys of stream, one a line (its end of line removed), as --type says.
+
+    Empty lines at the end (blank ones for int, real and blob, which ignore
+    spaces) are the end of the input, as a file's last newline is: editors and
+    ``echo`` leave them. Before a key they are keys of their own: the empty
+    text or blob, and for int and real an error naming the line.
+    """
     done = 0
+    # Empty lines seen since the last key: keys only if another key follows.
+    pending: List[int] = []
     for number, raw in enumerate(stream, 1):
         done += len(raw)
         line = raw.rstrip(b"\n")
@@ -104,13 +115,28 @@ def read_keys(stream: IO[bytes], name: str, kind: str,
             text = line.decode("utf-8")
         except UnicodeDecodeError as e:
             raise CommandError(f"{name}:{number}", f"not UTF-8 ({e.reason})") from None
-        try:
-            key = parse_key(text if kind == "text" else text.strip(), kind)
-        except ValueError:
-            raise CommandError(f"{name}:{number}", key_error(kind, text)) from None
+        if kind != "text":
+            text = text.strip()
+        if text == "":
+            pending.append(number)
+            continue
+        for empty in pending:
+            yield key_of("", kind, f"{name}:{empty}")
+        pending.clear()
+        key = key_of(text, kind, f"{name}:{number}")
         if progress is not None and number % 65536 == 0:
             progress.update(number, done)
         yield key
+
+
+def key_of(text: str, kind: str, where: str) -> object:
+    """parse_key, or the CommandError that names where the key is."""
+    try:
+        return parse_key(text, kind)
+    except ValueError:
+        what = (f"an empty line is not {TYPE_NAMES[kind]} (--type {kind}); only empty lines at "
+                "the end are skipped") if text == "" else key_error(kind, text)
+        raise CommandError(where, what) from None
 
 
 def open_filter(path: str) -> Filter:
@@ -185,6 +211,9 @@ def cmd_contains(args: argparse.Namespace) -> int:
     texts: Sequence[str] = args.keys
     if not texts:
         texts = [line.rstrip("\r\n") for line in sys.stdin]
+        # Empty lines at the end are the end of the input, as for build.
+        while texts and (texts[-1] if args.type == "text" else texts[-1].strip()) == "":
+            texts.pop()
     everything = True
     for text in texts:
         try:

@@ -452,6 +452,33 @@ def command(r):
     r.equal("a key that is not --type names its line", run_cli(
         "build", "--type", "int", stdin=b"1\n2\nthree\n")[::2],
         (2, "amq build: stdin:3: 'three' is not an integer (--type int)\n"))
+    for kind, text, values in [
+            ("int", b"1\n2\n\n", [1, 2]), ("int", b"1\r\n2\r\n\r\n \n\n", [1, 2]),
+            ("real", b"1.5\n\n", [1.5]), ("text", b"a\nb\n\n\n", ["a", "b"]),
+            ("blob", b"00ff\n\n", [b"\x00\xff"]), ("int", b"\n\n", [])]:
+        status, out, err = run_cli("build", "--type", kind, stdin=text)
+        r.check(f"build --type {kind}: empty lines at the end of {text!r} end the input",
+                status == 0 and amq.Filter(out) == amq.bloom(values), err)
+    r.equal("an empty line between int keys is an error naming its line", run_cli(
+        "build", "--type", "int", stdin=b"1\n\n2\n\n")[::2],
+        (2, "amq build: stdin:2: an empty line is not an integer (--type int); only empty "
+         "lines at the end are skipped\n"))
+    status, out, _ = run_cli("build", stdin=b"a\n\nb\n\n")
+    r.check("an empty line between text keys is the empty text, as before",
+            status == 0 and amq.Filter(out) == amq.bloom(["a", "", "b"]), status)
+    parts = [os.path.join(work, name) for name in ("part1.txt", "part2.txt")]
+    for part, text in zip(parts, [b"1\n2\n\n", b"3\n\n"]):
+        with open(part, "wb") as f:
+            f.write(text)
+    status, out, err = run_cli("build", "--type", "int", *parts)
+    r.check("each file's empty lines at its end end that file",
+            status == 0 and amq.Filter(out) == amq.bloom([1, 2, 3]), err)
+    every = os.path.join(work, "every.amq")
+    with open(every, "wb") as f:
+        f.write(built)
+    status, out, _ = run_cli("contains", "--type", "int", every, stdin=b"3\n4\n\n")
+    r.equal("contains: empty lines at the end of stdin end it", (status, out),
+            (0, b"3\tmaybe\n4\tmaybe\n"))
     status, _, err = run_cli("union", path, os.path.join(work, "nope.amq"))
     r.check("union names the file it cannot read", status == 2 and "nope.amq" in err, err)
     cuckoo = os.path.join(work, "c.amq")
