@@ -3,7 +3,7 @@
     amq build --fpr 0.01 --type int < keys.txt > vip.amq
     amq info vip.amq
     amq contains --type int vip.amq 42 43      # exit status 0 when every key may be present
-    amq union monday.amq tuesday.amq > week.amq
+    amq union monday.amq tuesday.amq -o week.amq   # both built with the same --capacity
     amq hex vip.amq                            # \\x… for psql; --sqlite gives X'…'
 
 A filter file holds a filter's bytes exactly as SQL stores them, so a file built
@@ -17,6 +17,7 @@ import argparse
 import os
 import stat
 import sys
+import tempfile
 import time
 from typing import IO, Callable, Iterator, List, Optional, Sequence
 
@@ -153,18 +154,40 @@ def open_filter(path: str) -> Filter:
 
 
 def write_filter(f: Filter, out: Optional[str]) -> None:
-    """Writes f's bytes to the file out, or to stdout unless it is a terminal."""
+    """Writes f's bytes to the file out, or to stdout unless it is a terminal.
+
+    The file appears whole or not at all: the bytes go to a temporary file in
+    out's folder, renamed to out once written and flushed to disk, and removed
+    on any error (an existing out is then left as it was).
+    """
     if out is None or out == "-":
         if sys.stdout.isatty():
             raise CommandError("stdout", "is a terminal: redirect it to a file or pass -o FILE")
         sys.stdout.buffer.write(bytes(f))
         sys.stdout.buffer.flush()
         return
+    folder, name = os.path.split(os.path.abspath(out))
+    temp = None
     try:
-        with open(out, "wb") as stream:
+        fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+        with os.fdopen(fd, "wb") as stream:
+            # mkstemp's file is private (0600): give it the mode open() would.
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(stream.fileno(), 0o666 & ~umask)
             stream.write(bytes(f))
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temp, out)
+        temp = None
     except OSError as e:
         raise CommandError(out, e.strerror or str(e)) from None
+    finally:
+        if temp is not None:
+            try:
+                os.unlink(temp)
+            except OSError:
+                pass
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -263,7 +286,8 @@ def parser() -> argparse.ArgumentParser:
         return c
 
     def output(c: argparse.ArgumentParser) -> None:
-        c.add_argument("-o", "--output", help="file to write (default: stdout)")
+        c.add_argument("-o", "--output", help="file to write, whole or not at all: nothing is "
+                       "left behind on error (default: stdout)")
 
     b = command("build", cmd_build, "build a filter from keys, one a line",
                 "Builds a filter from keys, one a line, read from the files given or stdin; "
@@ -297,7 +321,8 @@ def parser() -> argparse.ArgumentParser:
 
     u = command("union", cmd_union, "combine filters built with the same parameters",
                 "Writes the union of the filters in FILEs (bloom_union): they must share "
-                "kind, layout and parameters.")
+                "kind, layout and parameters, so build them with the same --capacity, --fpr "
+                "and --layout.")
     u.add_argument("files", metavar="FILE", nargs="+")
     output(u)
 

@@ -1,6 +1,8 @@
 """The amq Python package in process: value hashing (docs/HASHING.md's
 known answers, every supported type, TypeError for the rest), Filter and its
-methods on every layout, the builders, amq.load, the amq command, and damaged
+methods on every layout (None as SQL's NULL), the builders, amq.load, the
+namespace, the amq command (-o written whole or not at all) and the README's
+example of it run as written, and damaged
 bytes (mutated filters of every kind and layout, the fuzz seed corpus, random
 bytes): each gives a Filter or amq.Error, never a crash, and amq.Error exactly
 when SQLite refuses the same bytes, with the same words.
@@ -489,6 +491,76 @@ def command(r):
     console = os.path.join(os.path.dirname(sys.executable), "amq")
     out = subprocess.run([console, "hex", path], capture_output=True, check=False)
     r.equal("the amq console script", out.stdout, b"\\x" + data.hex().encode() + b"\n")
+    output_file(r, work, path, cuckoo)
+
+
+def output_file(r, work, bloom_path, cuckoo_path):
+    """-o FILE is written whole or not at all: a failing union leaves no file
+    (nor a temporary one) and an existing FILE as it was."""
+    week = os.path.join(work, "week.amq")
+    status, _, err = run_cli("union", bloom_path, cuckoo_path, "-o", week)
+    r.check("a failing union -o FILE fails", status == 2 and "expected a bloom filter" in err, err)
+    r.check("... and leaves no FILE", not os.path.exists(week))
+    r.equal("... nor a temporary file", [n for n in os.listdir(work) if n.endswith(".tmp")], [])
+    with open(week, "wb") as f:
+        f.write(b"last week")
+    status, _, _ = run_cli("union", bloom_path, cuckoo_path, "-o", week)
+    r.equal("... and leaves an existing FILE as it was", (status, open(week, "rb").read()),
+            (2, b"last week"))
+    status, _, err = run_cli("union", bloom_path, "-o", os.path.join(work, "no", "week.amq"))
+    r.check("-o in a missing folder fails naming the file", status == 2 and
+            "no/week.amq: No such file or directory" in err, err)
+    status, _, _ = run_cli("union", bloom_path, bloom_path, "-o", week)
+    umask = os.umask(0)
+    os.umask(umask)
+    r.check("a union -o FILE replaces it, with the mode open() gives",
+            status == 0 and amq.Filter(open(week, "rb").read()) == amq.Filter(
+                open(bloom_path, "rb").read()).union(amq.Filter(open(bloom_path, "rb").read())) and
+            os.stat(week).st_mode & 0o777 == 0o666 & ~umask, oct(os.stat(week).st_mode))
+    # A failure after the bytes are written (the rename): the temporary
+    # file is removed, FILE untouched.
+    from amq import cli
+    replace = cli.os.replace
+
+    def failing_replace(src, dst):
+        raise OSError(28, "No space left on device")
+
+    before = open(week, "rb").read()
+    cli.os.replace = failing_replace
+    try:
+        e = r.raises("a failed rename is the command's error", cli.CommandError,
+                     cli.write_filter, amq.bloom([1]), week)
+    finally:
+        cli.os.replace = replace
+    r.check("... naming FILE", e is not None and str(e).startswith(week), e)
+    r.equal("... leaving FILE as it was and no temporary file",
+            (open(week, "rb").read(), [n for n in os.listdir(work) if n.endswith(".tmp")]),
+            (before, []))
+
+
+def readme_commands(r):
+    """The README's example of the amq command runs as written: each "$ "
+    line in a fresh folder, its output (stdout and stderr) the lines after."""
+    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+    with open(readme, encoding="utf-8") as f:
+        text = f.read()
+    start = text.index("```\n$ ", text.index("**The `amq` command**")) + 4
+    block = text[start:text.index("```", start)]
+    steps = []
+    for line in block.splitlines():
+        if line.startswith("$ "):
+            steps.append((line[2:], []))
+        else:
+            steps[-1][1].append(line)
+    r.check("the README's amq example has its union", any(
+        cmd.startswith("amq union ") for cmd, _ in steps), [cmd for cmd, _ in steps])
+    work = tempfile.mkdtemp()
+    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep +
+               os.environ.get("PATH", ""))
+    for cmd, want in steps:
+        out = subprocess.run(["bash", "-c", cmd], cwd=work, env=env, capture_output=True,
+                             text=True, check=False)
+        r.equal(f"README: $ {cmd}", (out.stdout + out.stderr).splitlines(), want)
 
 
 def every_variant():
@@ -584,7 +656,7 @@ def damaged_bytes(r, seed_dir):
 def main():
     seed_dir = sys.argv[1] if len(sys.argv) > 1 else None
     Results().run(hash_vectors, filter_basics, none_is_null, mutation, cuckoo_full, combining, builders,
-                  loading, namespace, command, lambda r: damaged_bytes(r, seed_dir))
+                  loading, namespace, command, readme_commands, lambda r: damaged_bytes(r, seed_dir))
 
 
 if __name__ == "__main__":
