@@ -2,9 +2,8 @@
 known answers, every supported type, TypeError for the rest), Filter and its
 methods on every layout (None as SQL's NULL), the builders, amq.load, the
 namespace, the amq command (-o written whole or not at all) and the README's
-example of it run as written, and damaged
-bytes (mutated filters of every kind and layout, the fuzz seed corpus, random
-bytes): each gives a Filter or amq.Error, never a crash, and amq.Error exactly
+example of it, run as written, and damaged bytes (mutated filters of every
+kind and layout, the fuzz seed corpus, random bytes): each gives a Filter or amq.Error, never a crash, and amq.Error exactly
 when SQLite refuses the same bytes, with the same words.
 
 Usage: test_api.py [SEED_DIR] (files of valid filters and states, as
