@@ -51,9 +51,11 @@ static const struct {
     /* delete and count on a Bloom layout without counters (variant.c). */
     {"build the filter with layout 'counting' for that",
      "build the filter with amq.bloom(values, layout='counting') for that"},
-    /* A full cuckoo filter: add (cuckoo.c), add_many (bulk.c). */
+    /* A full cuckoo filter: add, amq.cuckoo with too small a capacity
+     * (cuckoo.c), add_many (bulk.c). */
     {"rebuild with cuckoo_agg or a larger capacity",
-     "rebuild it with amq.cuckoo over every value, or with a larger capacity"},
+     "build it with amq.cuckoo over every value and no capacity (sized for them), or with a "
+     "larger capacity"},
     {"the statement changes nothing; rebuild it larger, with cuckoo_new(capacity) or "
      "cuckoo_agg over every value",
      "add_many changed nothing; rebuild it larger, with amq.cuckoo over every value and a "

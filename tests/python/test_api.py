@@ -239,7 +239,8 @@ def cuckoo_full(r):
             str(error).startswith("cuckoo filter is full") and error.sqlstate == "54000",
             (str(error), error.sqlstate))
     r.equal("... with Python's advice, not cuckoo_agg's", error.hint,
-            "rebuild it with amq.cuckoo over every value, or with a larger capacity")
+            "build it with amq.cuckoo over every value and no capacity (sized for them), or "
+            "with a larger capacity")
     g = amq.cuckoo([], capacity=8, fpr=0.01, layout="b4")
     before = bytes(g)
     e = r.raises("add_many past the capacity is amq.Error", amq.Error, g.add_many, range(1000))

@@ -270,11 +270,14 @@ def errors(r, pg, lite):
          "SELECT bloom_agg(1, 0.01, 1000000000000000)"),
         ("cuckoo fpr below 32-bit fingerprints", lambda: amq.cuckoo([1], 1e-12, None, "b4"),
          "SELECT cuckoo_agg(1, 1e-12, NULL, 'b4')"),
-        ("cuckoo capacity too small", lambda: amq.cuckoo(range(1, 101), capacity=10),
-         "SELECT cuckoo_agg(x, 0.01, 10) FROM hundred"),
     ]
     for name, fn, sql in cases:
         same_error(r, name, python_error(fn), sqlite_error(lite, sql), pg_error(pg, sql))
+    # cuckoo_agg's hint names cuckoo_agg: Python's names amq.cuckoo.
+    sql = "SELECT cuckoo_agg(x, 0.01, 10) FROM hundred"
+    same_error(r, "cuckoo capacity too small", python_error(amq.cuckoo, range(1, 101),
+                                                            capacity=10),
+               sqlite_error(lite, sql), pg_error(pg, sql), python_hint=True)
     blocked = amq.bloom(range(10))
     other = amq.bloom(range(10), capacity=5000)
     full = amq.cuckoo([], capacity=8, layout="b4")
