@@ -17,20 +17,32 @@ in SQL, and a filter built or changed here reads back in SQL::
 Values hash as SQL's do (docs/HASHING.md): int and bool as integers, float (an
 integral one as the integer), str as text, bytes as blob, Decimal as numeric,
 UUID, date, datetime and time as PostgreSQL's text forms; any other type is a
-TypeError. ``amq.psycopg.register(conn)`` maps PostgreSQL's bloom and cuckoo
-types to Filter.
+TypeError. None is SQL's NULL everywhere: the builders and add_many skip it,
+contains, count and hash return None, ``None in f`` is False, contains_many
+gives None in its place, and add, delete and add_unique change nothing, as the
+SQL functions answer NULL. ``amq.psycopg.register(conn)`` maps PostgreSQL's
+bloom and cuckoo types to Filter.
 """
 
-from __future__ import annotations
+# The namespace is the public API (__all__), dunders and private names, and
+# holds no module: what is needed from os and sqlite3 is imported under
+# private names, and the C module's binding, which importing from it leaves
+# behind, is removed (it stays in sys.modules).
+from os.path import abspath as _abspath
+from os.path import dirname as _dirname
+from os.path import exists as _exists
+from os.path import join as _join
+from sqlite3 import Connection as _Connection
 
-import os
-import sqlite3
+from . import _amq
+from ._amq import Error, Filter, bloom, cuckoo, hash
+from ._amq import core_version as _core_version
 
-from ._amq import Error, Filter, bloom, core_version, cuckoo, hash
+del _amq
 
 __all__ = ["Error", "Filter", "bloom", "cuckoo", "hash", "load", "loadable_path", "__version__"]
 
-__version__: str = core_version
+__version__: str = _core_version
 
 
 def loadable_path() -> str:
@@ -39,7 +51,7 @@ def loadable_path() -> str:
     Pass it to ``conn.load_extension`` or to the sqlite3 CLI's ``.load``; its entry
     point, ``sqlite3_amq_init``, is the one SQLite derives from the file name.
     """
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "amq.so")
+    return _join(_dirname(_abspath(__file__)), "amq.so")
 
 
 def _error(message: str, hint: str = "") -> Error:
@@ -50,7 +62,7 @@ def _error(message: str, hint: str = "") -> Error:
     return e
 
 
-def load(conn: sqlite3.Connection) -> None:
+def load(conn: _Connection) -> None:
     """Loads amq's SQL functions into a sqlite3 connection.
 
     Extension loading is enabled for the call and disabled again afterwards, as in
@@ -58,7 +70,7 @@ def load(conn: sqlite3.Connection) -> None:
     without extension loading (``enable_load_extension`` missing, as in pyenv's
     default builds) raises amq.Error saying so; amq.Filter works there all the same.
     """
-    if not isinstance(conn, sqlite3.Connection):
+    if not isinstance(conn, _Connection):
         raise TypeError(f"amq.load expects a sqlite3.Connection, got {type(conn).__name__}")
     if not hasattr(conn, "enable_load_extension"):
         raise _error(
@@ -68,7 +80,7 @@ def load(conn: sqlite3.Connection) -> None:
             "PYTHON_CONFIGURE_OPTS=--enable-loadable-sqlite-extensions; amq.Filter, "
             "amq.bloom and amq.cuckoo work without it")
     path = loadable_path()
-    if not os.path.exists(path):
+    if not _exists(path):
         raise _error(f"the SQLite extension {path} is missing",
                      "reinstall the amq package")
     conn.enable_load_extension(True)

@@ -3,7 +3,7 @@
     amq build --fpr 0.01 --type int < keys.txt > vip.amq
     amq info vip.amq
     amq contains --type int vip.amq 42 43      # exit status 0 when every key may be present
-    amq union monday.amq tuesday.amq > week.amq
+    amq union monday.amq tuesday.amq -o week.amq   # both built with the same --capacity
     amq hex vip.amq                            # \\x… for psql; --sqlite gives X'…'
 
 A filter file holds a filter's bytes exactly as SQL stores them, so a file built
@@ -17,6 +17,7 @@ import argparse
 import os
 import stat
 import sys
+import tempfile
 import time
 from typing import IO, Callable, Iterator, List, Optional, Sequence
 
@@ -45,10 +46,13 @@ def parse_key(text: str, kind: str) -> object:
     return text
 
 
+# What a key of each --type but text must be, for errors.
+TYPE_NAMES = {"int": "an integer", "real": "a number", "blob": "hexadecimal digits"}
+
+
 def key_error(kind: str, text: str) -> str:
     """What is wrong with a key that does not parse as --type."""
-    what = {"int": "an integer", "real": "a number", "blob": "hexadecimal digits"}[kind]
-    return f"{text!r} is not {what} (--type {kind})"
+    return f"{text!r} is not {TYPE_NAMES[kind]} (--type {kind})"
 
 
 class Progress:
@@ -93,8 +97,16 @@ def input_size(stream: IO[bytes]) -> Optional[int]:
 
 def read_keys(stream: IO[bytes], name: str, kind: str,
               progress: Optional[Progress] = None) -> Iterator[object]:
-    """The keys of stream, one a line (its end of line removed), as --type says."""
+    """The keys of stream, one a line (its end of line removed), as --type says.
+
+    Empty lines at the end (blank ones for int, real and blob, which ignore
+    spaces) are the end of the input, as a file's last newline is: editors and
+    ``echo`` leave them. Before a key they are keys of their own: the empty
+    text or blob, and for int and real an error naming the line.
+    """
     done = 0
+    # Empty lines seen since the last key: keys only if another key follows.
+    pending: List[int] = []
     for number, raw in enumerate(stream, 1):
         done += len(raw)
         line = raw.rstrip(b"\n")
@@ -104,13 +116,28 @@ def read_keys(stream: IO[bytes], name: str, kind: str,
             text = line.decode("utf-8")
         except UnicodeDecodeError as e:
             raise CommandError(f"{name}:{number}", f"not UTF-8 ({e.reason})") from None
-        try:
-            key = parse_key(text if kind == "text" else text.strip(), kind)
-        except ValueError:
-            raise CommandError(f"{name}:{number}", key_error(kind, text)) from None
+        if kind != "text":
+            text = text.strip()
+        if text == "":
+            pending.append(number)
+            continue
+        for empty in pending:
+            yield key_of("", kind, f"{name}:{empty}")
+        pending.clear()
+        key = key_of(text, kind, f"{name}:{number}")
         if progress is not None and number % 65536 == 0:
             progress.update(number, done)
         yield key
+
+
+def key_of(text: str, kind: str, where: str) -> object:
+    """parse_key, or the CommandError that names where the key is."""
+    try:
+        return parse_key(text, kind)
+    except ValueError:
+        what = (f"an empty line is not {TYPE_NAMES[kind]} (--type {kind}); only empty lines at "
+                "the end are skipped") if text == "" else key_error(kind, text)
+        raise CommandError(where, what) from None
 
 
 def open_filter(path: str) -> Filter:
@@ -127,18 +154,40 @@ def open_filter(path: str) -> Filter:
 
 
 def write_filter(f: Filter, out: Optional[str]) -> None:
-    """Writes f's bytes to the file out, or to stdout unless it is a terminal."""
+    """Writes f's bytes to the file out, or to stdout unless it is a terminal.
+
+    The file appears whole or not at all: the bytes go to a temporary file in
+    out's folder, renamed to out once written and flushed to disk, and removed
+    on any error (an existing out is then left as it was).
+    """
     if out is None or out == "-":
         if sys.stdout.isatty():
             raise CommandError("stdout", "is a terminal: redirect it to a file or pass -o FILE")
         sys.stdout.buffer.write(bytes(f))
         sys.stdout.buffer.flush()
         return
+    folder, name = os.path.split(os.path.abspath(out))
+    temp = None
     try:
-        with open(out, "wb") as stream:
+        fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+        with os.fdopen(fd, "wb") as stream:
+            # mkstemp's file is private (0600): give it the mode open() would.
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(stream.fileno(), 0o666 & ~umask)
             stream.write(bytes(f))
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temp, out)
+        temp = None
     except OSError as e:
         raise CommandError(out, e.strerror or str(e)) from None
+    finally:
+        if temp is not None:
+            try:
+                os.unlink(temp)
+            except OSError:
+                pass
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -185,6 +234,9 @@ def cmd_contains(args: argparse.Namespace) -> int:
     texts: Sequence[str] = args.keys
     if not texts:
         texts = [line.rstrip("\r\n") for line in sys.stdin]
+        # Empty lines at the end are the end of the input, as for build.
+        while texts and (texts[-1] if args.type == "text" else texts[-1].strip()) == "":
+            texts.pop()
     everything = True
     for text in texts:
         try:
@@ -234,7 +286,8 @@ def parser() -> argparse.ArgumentParser:
         return c
 
     def output(c: argparse.ArgumentParser) -> None:
-        c.add_argument("-o", "--output", help="file to write (default: stdout)")
+        c.add_argument("-o", "--output", help="file to write, whole or not at all: nothing is "
+                       "left behind on error (default: stdout)")
 
     b = command("build", cmd_build, "build a filter from keys, one a line",
                 "Builds a filter from keys, one a line, read from the files given or stdin; "
@@ -268,7 +321,8 @@ def parser() -> argparse.ArgumentParser:
 
     u = command("union", cmd_union, "combine filters built with the same parameters",
                 "Writes the union of the filters in FILEs (bloom_union): they must share "
-                "kind, layout and parameters.")
+                "kind, layout and parameters, so build them with the same --capacity, --fpr "
+                "and --layout.")
     u.add_argument("files", metavar="FILE", nargs="+")
     output(u)
 

@@ -105,10 +105,22 @@ static inline int hash_for(FilterObject *self, PyObject *value, uint64_t *hash)
 	return amq_py_hash(value, self->filter.seed, hash);
 }
 
-/* `value in f`: may value be in the filter (bloom_contains/cuckoo_contains). */
+/*
+ * None is SQL's NULL, and each method answers it as its SQL function
+ * answers a NULL value: contains and count give None (bloom_contains,
+ * cuckoo_count and bloom_frequency are NULL), add, delete and add_unique
+ * leave the filter as it is (bloom_add, cuckoo_delete, bloom_delete and
+ * cuckoo_add_unique return it unchanged, whatever its layout), and `in`
+ * says False: NULL is never a member.
+ */
+
+/* `value in f`: may value be in the filter (bloom_contains/cuckoo_contains);
+ * False for None, since Python makes a bool of NULL's answer anyway. */
 static int filter_sq_contains(FilterObject *self, PyObject *value)
 {
 	uint64_t hash;
+	if (value == Py_None)
+		return 0;
 	if (hash_for(self, value, &hash) < 0)
 		return -1;
 	return self->probe(&self->filter, hash);
@@ -117,6 +129,8 @@ static int filter_sq_contains(FilterObject *self, PyObject *value)
 static PyObject *filter_contains(FilterObject *self, PyObject *value)
 {
 	uint64_t hash;
+	if (value == Py_None)
+		Py_RETURN_NONE;
 	if (hash_for(self, value, &hash) < 0)
 		return NULL;
 	return PyBool_FromLong(self->probe(&self->filter, hash));
@@ -126,6 +140,8 @@ static PyObject *filter_add(FilterObject *self, PyObject *value)
 {
 	uint64_t hash;
 	amq_error err;
+	if (value == Py_None)
+		Py_RETURN_NONE;
 	if (check_mutable(self) < 0 || hash_for(self, value, &hash) < 0)
 		return NULL;
 	/* A full cuckoo filter fails with every byte as it was; a scalable
@@ -141,6 +157,8 @@ static PyObject *filter_delete(FilterObject *self, PyObject *value)
 	uint64_t hash;
 	amq_error err;
 	bool removed;
+	if (value == Py_None)
+		Py_RETURN_FALSE;
 	if (check_mutable(self) < 0 || hash_for(self, value, &hash) < 0)
 		return NULL;
 	if (amq_filter_remove(&self->filter, hash, &removed, &err) != AMQ_OK)
@@ -155,6 +173,8 @@ static PyObject *filter_add_unique(FilterObject *self, PyObject *value)
 {
 	uint64_t hash;
 	amq_error err;
+	if (value == Py_None)
+		Py_RETURN_FALSE;
 	if (check_mutable(self) < 0 || hash_for(self, value, &hash) < 0)
 		return NULL;
 	if (self->probe(&self->filter, hash))
@@ -169,6 +189,8 @@ static PyObject *filter_count(FilterObject *self, PyObject *value)
 {
 	uint64_t hash, count;
 	amq_error err;
+	if (value == Py_None)
+		Py_RETURN_NONE;
 	if (hash_for(self, value, &hash) < 0)
 		return NULL;
 	if (amq_filter_frequency(&self->filter, hash, &count, &err) != AMQ_OK)
@@ -268,8 +290,9 @@ struct many_answers {
 	Py_ssize_t next;
 };
 
-/* One chunk of probes: a Bloom filter's batch probe loads blocks ahead. */
-static int answer_chunk(void *ctx, const uint64_t *hashes, size_t n)
+/* One chunk of probes: a Bloom filter's batch probe loads blocks ahead (a
+ * None's slot is probed too, for nothing, and answered None). */
+static int answer_chunk(void *ctx, const uint64_t *hashes, const bool *nulls, size_t n)
 {
 	struct many_answers *m = ctx;
 	bool answers[512];
@@ -281,7 +304,7 @@ static int answer_chunk(void *ctx, const uint64_t *hashes, size_t n)
 			answers[i] = m->self->probe(f, hashes[i]);
 	}
 	for (size_t i = 0; i < n; i++) {
-		PyObject *b = answers[i] ? Py_True : Py_False;
+		PyObject *b = nulls != NULL && nulls[i] ? Py_None : answers[i] ? Py_True : Py_False;
 		Py_INCREF(b);
 		if (m->next < PyList_GET_SIZE(m->list)) {
 			/* Replaces the placeholder False. */
@@ -332,9 +355,10 @@ struct hash_list {
 	size_t n, cap;
 };
 
-static int gather_chunk(void *ctx, const uint64_t *hashes, size_t n)
+static int gather_chunk(void *ctx, const uint64_t *hashes, const bool *nulls, size_t n)
 {
 	struct hash_list *h = ctx;
+	(void)nulls; /* None is skipped before it gets here */
 	if (h->n + n > h->cap) {
 		size_t cap = h->cap ? h->cap * 2 : 4096;
 		while (cap < h->n + n)
@@ -486,24 +510,29 @@ static PyObject *filter_get_layout(FilterObject *self, void *closure)
 /* The methods' docstrings, then the table that names each with its function. */
 PyDoc_STRVAR(
     contains_doc,
-    "contains(value) -> bool\n\nFalse when value was certainly never added; True when it may "
-    "have been\n(at the filter's false-positive rate). The answer of SQL's bloom_contains\nor "
-    "cuckoo_contains for the same value; `value in f` is the same test.");
+    "contains(value) -> bool | None\n\nFalse when value was certainly never added; True when "
+    "it may have been\n(at the filter's false-positive rate). The answer of SQL's "
+    "bloom_contains\nor cuckoo_contains for the same value: None for None, as SQL gives NULL "
+    "for\nNULL. `value in f` is the same test, False for None (NULL is never a\nmember).");
 PyDoc_STRVAR(
     add_doc,
     "add(value) -> None\n\nAdds value in place (bloom_add / cuckoo_add). A full cuckoo filter "
-    "raises\namq.Error and keeps every byte as it was; a scalable Bloom filter grows.");
+    "raises\namq.Error and keeps every byte as it was; a scalable Bloom filter grows.\nNone "
+    "(SQL's NULL) changes nothing, as bloom_add(f, NULL) returns f.");
 PyDoc_STRVAR(delete_doc,
 	     "delete(value) -> bool\n\nRemoves one copy of value in place (cuckoo_delete, "
 	     "bloom_delete on a\ncounting filter); False, and no change, when it is certainly not "
-	     "stored.\nDelete only what you added. Other layouts raise amq.Error.");
+	     "stored.\nDelete only what you added. Other layouts raise amq.Error. None "
+	     "(SQL's\nNULL) gives False and changes nothing on any layout, as bloom_delete(f,\n"
+	     "NULL) returns f.");
 PyDoc_STRVAR(add_unique_doc,
 	     "add_unique(value) -> bool\n\nAdds value unless the filter may hold it already "
-	     "(cuckoo_add_unique):\nTrue when it was added. A false positive skips a new value.");
+	     "(cuckoo_add_unique):\nTrue when it was added. A false positive skips a new value. "
+	     "None (SQL's\nNULL) is never added: False, as cuckoo_add_unique(f, NULL) returns f.");
 PyDoc_STRVAR(count_doc,
 	     "count(value) -> int\n\nHow many times value was added, never less than the truth: "
 	     "cuckoo_count,\nor bloom_frequency on a counting filter (other layouts raise "
-	     "amq.Error).");
+	     "amq.Error).\nNone for None on any layout, as SQL's NULL gives NULL.");
 PyDoc_STRVAR(info_doc,
 	     "info() -> dict\n\nThe description bloom_info / cuckoo_info return as JSON.");
 PyDoc_STRVAR(
@@ -515,8 +544,9 @@ PyDoc_STRVAR(
     "intersection(other) -> Filter\n\nA new filter of what both hold (bloom_intersect); same "
     "rule as union.\nAlso `f & g`; `f &= g` in place.");
 PyDoc_STRVAR(contains_many_doc,
-	     "contains_many(values) -> list[bool]\n\n[v in f for v in values], faster: values are "
-	     "hashed and probed in\nbatches (a Bloom filter loads blocks ahead).");
+	     "contains_many(values) -> list[bool | None]\n\n[f.contains(v) for v in values], faster: "
+	     "values are hashed and probed\nin batches (a Bloom filter loads blocks ahead). A "
+	     "None gives None in its\nplace, as bloom_contains gives NULL for NULL.");
 PyDoc_STRVAR(add_many_doc,
 	     "add_many(values) -> None\n\nAdds every value in order, the bytes of bloom_add_agg / "
 	     "cuckoo_add_agg\nover them; None is skipped, as NULL. Nothing changes when a value "

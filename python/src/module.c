@@ -29,13 +29,55 @@ static const char *status_sqlstate(amq_status status)
 	return "XX000";
 }
 
+/*
+ * The hints core gives in SQL's terms (SQL functions to call, a statement
+ * that changes nothing), each with the advice Python gives instead: the
+ * method or builder to use. The message stays core's, in the same words as
+ * SQLite's and PostgreSQL's; only the hint is Python's. A core hint is
+ * matched whole, here and nowhere else; one that is not in the table is
+ * Python's advice as it is.
+ */
+static const struct {
+	const char *sql, *python;
+} python_hints[] = {
+    /* Combining kinds (format.c, amq_filter_expect): in Python only union,
+     * intersection, |, &, |= and &= meet a filter of the other kind. */
+    {"use the bloom_* functions for bloom filters",
+     "union and intersection take two bloom filters built alike (amq.bloom with the same fpr, "
+     "capacity and layout); cuckoo filters do not combine"},
+    {"use the cuckoo_* functions for cuckoo filters",
+     "union and intersection take two bloom filters built alike (amq.bloom with the same fpr, "
+     "capacity and layout); cuckoo filters do not combine"},
+    /* delete and count on a Bloom layout without counters (variant.c). */
+    {"build the filter with layout 'counting' for that",
+     "build the filter with amq.bloom(values, layout='counting') for that"},
+    /* A full cuckoo filter: add, amq.cuckoo with too small a capacity
+     * (cuckoo.c), add_many (bulk.c). */
+    {"rebuild with cuckoo_agg or a larger capacity",
+     "build it with amq.cuckoo over every value and no capacity (sized for them), or with a "
+     "larger capacity"},
+    {"the statement changes nothing; rebuild it larger, with cuckoo_new(capacity) or "
+     "cuckoo_agg over every value",
+     "add_many changed nothing; rebuild it larger, with amq.cuckoo over every value and a "
+     "larger capacity"},
+};
+
+/* Python's advice for core's hint (python_hints), or the hint itself. */
+static const char *python_hint(const char *hint)
+{
+	for (size_t i = 0; i < sizeof(python_hints) / sizeof(python_hints[0]); i++)
+		if (strcmp(hint, python_hints[i].sql) == 0)
+			return python_hints[i].python;
+	return hint;
+}
+
 PyObject *amq_py_raise(const amq_error *err)
 {
 	if (err->status == AMQ_NO_MEMORY)
 		return PyErr_NoMemory();
-	PyObject *text = err->hint[0] == '\0'
-			     ? PyUnicode_FromString(err->message)
-			     : PyUnicode_FromFormat("%s: %s", err->message, err->hint);
+	const char *advice = python_hint(err->hint);
+	PyObject *text = advice[0] == '\0' ? PyUnicode_FromString(err->message)
+					   : PyUnicode_FromFormat("%s: %s", err->message, advice);
 	if (text == NULL)
 		return NULL;
 	PyObject *exc = PyObject_CallOneArg(amq_py_error, text);
@@ -43,7 +85,7 @@ PyObject *amq_py_raise(const amq_error *err)
 	if (exc == NULL)
 		return NULL;
 	PyObject *message = PyUnicode_FromString(err->message);
-	PyObject *hint = PyUnicode_FromString(err->hint);
+	PyObject *hint = PyUnicode_FromString(advice);
 	PyObject *state = PyUnicode_FromString(status_sqlstate(err->status));
 	if (message != NULL && hint != NULL && state != NULL &&
 	    PyObject_SetAttrString(exc, "message", message) == 0 &&
@@ -58,20 +100,23 @@ PyObject *amq_py_raise(const amq_error *err)
 }
 
 /* hash(value): SQL's amq_hash, the value's 64-bit hash (seed 0) as a
- * signed integer. */
+ * signed integer; None for None, as amq_hash(NULL) is NULL. */
 static PyObject *module_hash(PyObject *module, PyObject *value)
 {
 	(void)module;
 	uint64_t hash;
+	if (value == Py_None)
+		Py_RETURN_NONE;
 	if (amq_py_hash(value, AMQ_DEFAULT_SEED, &hash) < 0)
 		return NULL;
 	return PyLong_FromLongLong((long long)hash);
 }
 
 /* Feeds one chunk of hashes to a builder. */
-static int build_chunk(void *ctx, const uint64_t *hashes, size_t n)
+static int build_chunk(void *ctx, const uint64_t *hashes, const bool *nulls, size_t n)
 {
 	amq_builder *b = ctx;
+	(void)nulls; /* None is skipped before it gets here */
 	amq_error err;
 	for (size_t i = 0; i < n; i++) {
 		if (amq_builder_add(b, hashes[i], &err) != AMQ_OK) {
@@ -173,8 +218,9 @@ static PyObject *module_cuckoo(PyObject *module, PyObject *args, PyObject *kwarg
 
 static PyMethodDef module_methods[] = {
     {"hash", (PyCFunction)module_hash, METH_O,
-     "hash(value) -> int\n\nThe 64-bit hash SQL's amq_hash gives the equal SQL value (seed 0), "
-     "as a\nsigned integer: amq.hash(3) == amq.hash(3.0) == -2243884999906406229."},
+     "hash(value) -> int | None\n\nThe 64-bit hash SQL's amq_hash gives the equal SQL value "
+     "(seed 0), as a\nsigned integer: amq.hash(3) == amq.hash(3.0) == -2243884999906406229.\n"
+     "None (SQL's NULL) gives None, as amq_hash(NULL) is NULL."},
     {"bloom", (PyCFunction)(void (*)(void))module_bloom, METH_VARARGS | METH_KEYWORDS,
      "bloom(values, fpr=0.01, capacity=None, layout=None) -> Filter\n\nA Bloom filter of "
      "values, byte for byte what bloom_agg(value, fpr,\ncapacity, layout) gives over the same "

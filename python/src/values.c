@@ -8,7 +8,8 @@
  * datetime.datetime (an aware one as its UTC instant) and datetime.time are
  * the text PostgreSQL hashes for uuid, date, timestamp/timestamptz and time.
  * Every other type is a TypeError, as PostgreSQL refuses types it cannot
- * hash: a value never silently misses.
+ * hash: a value never silently misses. None is SQL's NULL: it has no hash,
+ * and the callers answer it as the SQL functions answer NULL.
  */
 #include "pyamq.h"
 
@@ -218,7 +219,7 @@ static int refuse(PyObject *value)
 {
 	if (value == Py_None)
 		PyErr_SetString(PyExc_TypeError,
-				"cannot hash None: it is SQL's NULL, which no filter holds");
+				"cannot hash None: it is SQL's NULL, which has no hash");
 	else
 		PyErr_Format(PyExc_TypeError,
 			     "cannot hash values of type %.100s: pass int, float, str, bytes, "
@@ -289,6 +290,8 @@ int amq_py_hash(PyObject *value, uint64_t seed, uint64_t *out)
 /* Where a chunk of hashes is gathered before it is handed on. */
 struct chunker {
 	uint64_t hashes[CHUNK];
+	bool nulls[CHUNK]; /* which slots are a None, when any_null */
+	bool any_null;
 	size_t n;
 	uint64_t seed;
 	bool skip_none;
@@ -296,18 +299,36 @@ struct chunker {
 	void *ctx;
 };
 
-/* Hashes value into the chunk, handing the chunk on when it is full. */
+/* Hands the chunk gathered so far on and starts the next. */
+static inline int chunk_flush(struct chunker *c)
+{
+	size_t n = c->n;
+	bool any_null = c->any_null;
+	c->n = 0;
+	c->any_null = false;
+	return n > 0 ? c->fn(c->ctx, c->hashes, any_null ? c->nulls : NULL, n) : 0;
+}
+
+/* Hashes value into the chunk (a None as a null slot unless skipped),
+ * handing the chunk on when it is full. */
 static inline int chunk_value(struct chunker *c, PyObject *value)
 {
-	if (value == Py_None && c->skip_none)
-		return 0;
-	if (amq_py_hash(value, c->seed, &c->hashes[c->n]) < 0)
-		return -1;
-	if (++c->n == CHUNK) {
-		c->n = 0;
-		return c->fn(c->ctx, c->hashes, CHUNK);
+	if (value == Py_None) {
+		if (c->skip_none)
+			return 0;
+		if (!c->any_null) {
+			memset(c->nulls, 0, c->n * sizeof(bool));
+			c->any_null = true;
+		}
+		c->nulls[c->n] = true;
+		c->hashes[c->n] = 0;
+	} else {
+		if (amq_py_hash(value, c->seed, &c->hashes[c->n]) < 0)
+			return -1;
+		if (c->any_null)
+			c->nulls[c->n] = false;
 	}
-	return 0;
+	return ++c->n == CHUNK ? chunk_flush(c) : 0;
 }
 
 /* The start, step and length of a range whose every item is an int64, so
@@ -338,18 +359,16 @@ static bool int64_range(PyObject *range, long long *start, long long *step, long
 
 int amq_py_hash_each(PyObject *values, uint64_t seed, bool skip_none, amq_py_chunk_fn fn, void *ctx)
 {
-	struct chunker c = {.n = 0, .seed = seed, .skip_none = skip_none, .fn = fn, .ctx = ctx};
+	struct chunker c = {
+	    .n = 0, .any_null = false, .seed = seed, .skip_none = skip_none, .fn = fn, .ctx = ctx};
 	long long start = 0, step = 0, len = 0;
 	if (PyRange_Check(values) && int64_range(values, &start, &step, &len)) {
 		for (long long i = 0; i < len; i++) {
 			/* Unsigned arithmetic: the last step may pass INT64_MAX. */
 			c.hashes[c.n] = amq_hash_int(
 			    (int64_t)((uint64_t)start + (uint64_t)i * (uint64_t)step), seed);
-			if (++c.n == CHUNK) {
-				c.n = 0;
-				if (fn(ctx, c.hashes, CHUNK) < 0)
-					return -1;
-			}
+			if (++c.n == CHUNK && chunk_flush(&c) < 0)
+				return -1;
 		}
 	} else if (PyList_CheckExact(values) || PyTuple_CheckExact(values)) {
 		/* Size and item read again on every step, and the item held: a
@@ -379,5 +398,5 @@ int amq_py_hash_each(PyObject *values, uint64_t seed, bool skip_none, amq_py_chu
 		if (PyErr_Occurred())
 			return -1;
 	}
-	return c.n > 0 ? fn(ctx, c.hashes, c.n) : 0;
+	return chunk_flush(&c);
 }

@@ -1,8 +1,9 @@
 """The amq Python package in process: value hashing (docs/HASHING.md's
 known answers, every supported type, TypeError for the rest), Filter and its
-methods on every layout, the builders, amq.load, the amq command, and damaged
-bytes (mutated filters of every kind and layout, the fuzz seed corpus, random
-bytes): each gives a Filter or amq.Error, never a crash, and amq.Error exactly
+methods on every layout (None as SQL's NULL), the builders, amq.load, the
+namespace, the amq command (-o written whole or not at all) and the README's
+example of it, run as written, and damaged bytes (mutated filters of every
+kind and layout, the fuzz seed corpus, random bytes): each gives a Filter or amq.Error, never a crash, and amq.Error exactly
 when SQLite refuses the same bytes, with the same words.
 
 Usage: test_api.py [SEED_DIR] (files of valid filters and states, as
@@ -74,7 +75,7 @@ def hash_vectors(r):
                  (datetime.date(2024, 1, 1), datetime.datetime(2024, 1, 1))]
     for a, b in different:
         r.check(f"{a!r} and {b!r} hash differently", amq.hash(a) != amq.hash(b))
-    for bad in [None, [1], {}, object(), 1j, {1}, (1,)]:
+    for bad in [[1], {}, object(), 1j, {1}, (1,)]:
         r.raises(f"amq.hash({type(bad).__name__}) is a TypeError", TypeError, amq.hash, bad)
     r.raises("a time with a zone (timetz) is a TypeError", TypeError, amq.hash,
              datetime.time(1, 2, tzinfo=datetime.timezone.utc))
@@ -99,8 +100,6 @@ def filter_basics(r):
                                                             range(-500, -400)],))
     fp = sum(f.contains_many(range(10**6, 10**6 + 20000))) / 20000
     r.check("false-positive rate near the 1% asked for", fp < 0.02, fp)
-    r.raises("contains(None) is a TypeError", TypeError, f.contains, None)
-    r.raises("contains_many with a None is a TypeError", TypeError, f.contains_many, [1, None])
     r.equal("kind and layout", (f.kind, f.layout), ("bloom", "blocked"))
     info = f.info()
     r.check("info() is bloom_info's dict", info["kind"] == "bloom" and info["items"] == 1000
@@ -122,6 +121,65 @@ def filter_basics(r):
     r.check("amq.Error is a ValueError", issubclass(amq.Error, ValueError))
 
 
+def none_is_null(r):
+    """None is SQL's NULL in every method, as the SQL functions answer NULL
+    (checked against the SQLite extension on every layout): contains, count
+    and amq.hash give None, `in` False, contains_many None in its place, add,
+    delete, add_unique and add_many change nothing, the builders skip it."""
+    con = sqlite3.connect(":memory:")
+    amq.load(con)
+
+    def sql(expr, f):
+        return con.execute(f"SELECT {expr}", (bytes(f),)).fetchone()[0]
+
+    r.equal("amq.hash(None) is None, as amq_hash(NULL)",
+            (amq.hash(None), con.execute("SELECT amq_hash(NULL)").fetchone()[0]), (None, None))
+    for kind, layouts in [("bloom", BLOOM_LAYOUTS), ("cuckoo", CUCKOO_LAYOUTS)]:
+        build = amq.bloom if kind == "bloom" else amq.cuckoo
+        for layout in layouts:
+            name = f"{kind} {layout}"
+            f = build(range(50), layout=layout)
+            before = bytes(f)
+            r.equal(f"{name}: builders skip None, as {kind}_agg skips NULL",
+                    (build([None, *range(50), None], layout=layout), build([None], layout=layout)),
+                    (f, build([], layout=layout)))
+            r.equal(f"{name}: contains(None) is None, as {kind}_contains(f, NULL)",
+                    (f.contains(None), sql(f"{kind}_contains(?, NULL)", f)), (None, None))
+            r.check(f"{name}: None in f is False (NULL is never a member)",
+                    (None in f) is False and (None not in f) is True)
+            r.equal(f"{name}: contains_many gives None at a None's place",
+                    f.contains_many([1, None, 10**9, None]), [True, None, f.contains(10**9), None])
+            frequency = "bloom_frequency" if kind == "bloom" else "cuckoo_count"
+            r.equal(f"{name}: count(None) is None, as {frequency}(f, NULL), on any layout",
+                    (f.count(None), sql(f"{frequency}(?, NULL)", f)), (None, None))
+            r.equal(f"{name}: add(None) changes nothing, as {kind}_add(f, NULL) returns f",
+                    (f.add(None), bytes(f), sql(f"{kind}_add(?, NULL)", f)),
+                    (None, before, before))
+            r.equal(f"{name}: delete(None) is False and changes nothing on any layout, "
+                    f"as {kind}_delete(f, NULL) returns f",
+                    (f.delete(None), bytes(f), sql(f"{kind}_delete(?, NULL)", f)),
+                    (False, before, before))
+            r.equal(f"{name}: add_unique(None) is False and changes nothing",
+                    (f.add_unique(None), bytes(f)), (False, before))
+            if kind == "cuckoo":
+                r.equal(f"{name}: ... as cuckoo_add_unique(f, NULL) returns f",
+                        sql("cuckoo_add_unique(?, NULL)", f), before)
+            f.add_many([None, None])
+            r.equal(f"{name}: add_many([None, None]) changes nothing", bytes(f), before)
+            view = memoryview(f)
+            r.equal(f"{name}: add(None) and delete(None) need no unexported buffer",
+                    (f.add(None), f.delete(None), f.add_unique(None)), (None, False, False))
+            view.release()
+    f = amq.bloom(range(0, 2000, 2))
+    values = [None if i % 7 == 3 else i for i in range(3000)]
+    r.equal("contains_many keeps each None's place across batches, from any iterable",
+            (f.contains_many(values), f.contains_many(iter(values)),
+             f.contains_many(tuple(values))), ([f.contains(v) for v in values],) * 3)
+    r.equal("contains_many of Nones only", f.contains_many([None] * 600), [None] * 600)
+    r.raises("union(None) is a TypeError: None is a value's NULL, not a filter's",
+             TypeError, f.union, None)
+
+
 def mutation(r):
     """add, delete, add_unique, count on every layout, in place, and sealed
     bytes that verify again; mutation is refused while the bytes are exported."""
@@ -140,7 +198,7 @@ def mutation(r):
         else:
             r.raises(f"bloom {layout}: delete is amq.Error", amq.Error, f.delete, 1,
                      message=f"a {layout} bloom filter cannot delete values: build the filter "
-                     "with layout 'counting' for that")
+                     "with amq.bloom(values, layout='counting') for that")
             r.raises(f"bloom {layout}: count is amq.Error", amq.Error, f.count, 1)
     s = amq.bloom([], capacity=10, layout="scalable")
     s.add_many(range(1000))
@@ -180,11 +238,16 @@ def cuckoo_full(r):
     r.check("the error says the filter is full, SQLSTATE 54000",
             str(error).startswith("cuckoo filter is full") and error.sqlstate == "54000",
             (str(error), error.sqlstate))
+    r.equal("... with Python's advice, not cuckoo_agg's", error.hint,
+            "build it with amq.cuckoo over every value and no capacity (sized for them), or "
+            "with a larger capacity")
     g = amq.cuckoo([], capacity=8, fpr=0.01, layout="b4")
     before = bytes(g)
     e = r.raises("add_many past the capacity is amq.Error", amq.Error, g.add_many, range(1000))
     r.check("... named as cuckoo_add_agg names it", e is not None and
             str(e).startswith("cuckoo_add_agg: cuckoo filter is full"), e)
+    r.check("... with Python's advice, not the statement's", e is not None and
+            e.hint.startswith("add_many changed nothing") and "amq.cuckoo" in e.hint, e)
     r.equal("... and changed nothing", bytes(g), before)
     r.raises("add_many with an unhashable value is a TypeError", TypeError, g.add_many,
              [1, 2, [3]])
@@ -211,6 +274,33 @@ def combining(r):
     r.check("... with bloom_union's words", e is not None and
             str(e).startswith("cannot combine bloom filters with different parameters"), e)
     r.raises("union with bytes is a TypeError", TypeError, a.union, bytes(b))
+    lite = sqlite3.connect(":memory:")
+    amq.load(lite)
+    c = amq.cuckoo(range(10))
+    for name, fn, sql, args in [
+            ("bloom.union(cuckoo)", lambda: a.union(c), "bloom_union(?, ?)", (a, c)),
+            ("bloom & cuckoo", lambda: a & c, "bloom_intersect(?, ?)", (a, c)),
+            ("bloom |= cuckoo", lambda: a.copy().__ior__(c), "bloom_union(?, ?)", (a, c)),
+            ("cuckoo.union(bloom)", lambda: c.union(a), "cuckoo_info(?)", (a,)),
+            ("cuckoo &= bloom", lambda: c.copy().__iand__(a), "cuckoo_count(?, 1)", (a,))]:
+        e = r.raises(f"{name} is amq.Error", amq.Error, fn)
+        try:
+            lite.execute(f"SELECT {sql}", [bytes(f) for f in args])
+            sql_text = None
+        except sqlite3.Error as sql_error:
+            sql_text = str(sql_error)
+        if e is None or sql_text is None:
+            r.check(f"{name}: SQLite refuses the same kinds", False, sql_text)
+            continue
+        kind, other = (c.kind, a.kind) if name.startswith("cuckoo") else (a.kind, c.kind)
+        r.equal(f"{name}: SQL's message", e.message,
+                f"expected a {kind} filter, got a {other} filter")
+        sql_hint = f"use the {other}_* functions for {other} filters"
+        r.check(f"{name}: ... in SQLite's words", sql_text.endswith(f"{e.message}: {sql_hint}"),
+                sql_text)
+        r.check(f"{name}: Python's hint names amq.bloom, no SQL function",
+                "amq.bloom" in e.hint and "_*" not in e.hint and str(e) == f"{e.message}: {e.hint}",
+                str(e))
     r.raises("a | 1 is a TypeError", TypeError, lambda: a | 1)
 
 
@@ -283,6 +373,25 @@ def loading(r):
             e.message and "/usr/bin/python3" in e.hint, e)
 
 
+def namespace(r):
+    """dir(amq) in a fresh interpreter is the public API: no module object,
+    and no name outside __all__ but dunders and underscored ones."""
+    out = subprocess.run([sys.executable, "-c", """
+import json, types, amq
+print(json.dumps({"all": amq.__all__, "names": dir(amq),
+                  "modules": [n for n in dir(amq) if isinstance(getattr(amq, n), types.ModuleType)],
+                  "missing": [n for n in amq.__all__ if not hasattr(amq, n)]}))
+"""], capture_output=True, text=True, check=False)
+    got = json.loads(out.stdout) if out.returncode == 0 else {}
+    r.check("dir(amq) holds no module object", got.get("modules") == [], out.stderr or got)
+    stray = [n for n in got.get("names", ["?"]) if n not in got.get("all", []) and
+             not n.startswith("_")]
+    r.equal("dir(amq): nothing outside __all__ but dunders and underscored names", stray, [])
+    r.equal("every name of __all__ is there", got.get("missing"), [])
+    r.check("... and each has a docstring", all((getattr(amq, n).__doc__ or "").strip()
+                                                for n in amq.__all__ if n != "__version__"))
+
+
 def run_cli(*args, stdin=b""):
     """Runs `python -m amq ARGS`; returns (status, stdout bytes, stderr text)."""
     out = subprocess.run([sys.executable, "-m", "amq", *args], input=stdin,
@@ -345,6 +454,33 @@ def command(r):
     r.equal("a key that is not --type names its line", run_cli(
         "build", "--type", "int", stdin=b"1\n2\nthree\n")[::2],
         (2, "amq build: stdin:3: 'three' is not an integer (--type int)\n"))
+    for kind, text, values in [
+            ("int", b"1\n2\n\n", [1, 2]), ("int", b"1\r\n2\r\n\r\n \n\n", [1, 2]),
+            ("real", b"1.5\n\n", [1.5]), ("text", b"a\nb\n\n\n", ["a", "b"]),
+            ("blob", b"00ff\n\n", [b"\x00\xff"]), ("int", b"\n\n", [])]:
+        status, out, err = run_cli("build", "--type", kind, stdin=text)
+        r.check(f"build --type {kind}: empty lines at the end of {text!r} end the input",
+                status == 0 and amq.Filter(out) == amq.bloom(values), err)
+    r.equal("an empty line between int keys is an error naming its line", run_cli(
+        "build", "--type", "int", stdin=b"1\n\n2\n\n")[::2],
+        (2, "amq build: stdin:2: an empty line is not an integer (--type int); only empty "
+         "lines at the end are skipped\n"))
+    status, out, _ = run_cli("build", stdin=b"a\n\nb\n\n")
+    r.check("an empty line between text keys is the empty text, as before",
+            status == 0 and amq.Filter(out) == amq.bloom(["a", "", "b"]), status)
+    parts = [os.path.join(work, name) for name in ("part1.txt", "part2.txt")]
+    for part, text in zip(parts, [b"1\n2\n\n", b"3\n\n"]):
+        with open(part, "wb") as f:
+            f.write(text)
+    status, out, err = run_cli("build", "--type", "int", *parts)
+    r.check("each file's empty lines at its end end that file",
+            status == 0 and amq.Filter(out) == amq.bloom([1, 2, 3]), err)
+    every = os.path.join(work, "every.amq")
+    with open(every, "wb") as f:
+        f.write(built)
+    status, out, _ = run_cli("contains", "--type", "int", every, stdin=b"3\n4\n\n")
+    r.equal("contains: empty lines at the end of stdin end it", (status, out),
+            (0, b"3\tmaybe\n4\tmaybe\n"))
     status, _, err = run_cli("union", path, os.path.join(work, "nope.amq"))
     r.check("union names the file it cannot read", status == 2 and "nope.amq" in err, err)
     cuckoo = os.path.join(work, "c.amq")
@@ -355,6 +491,76 @@ def command(r):
     console = os.path.join(os.path.dirname(sys.executable), "amq")
     out = subprocess.run([console, "hex", path], capture_output=True, check=False)
     r.equal("the amq console script", out.stdout, b"\\x" + data.hex().encode() + b"\n")
+    output_file(r, work, path, cuckoo)
+
+
+def output_file(r, work, bloom_path, cuckoo_path):
+    """-o FILE is written whole or not at all: a failing union leaves no file
+    (nor a temporary one) and an existing FILE as it was."""
+    week = os.path.join(work, "week.amq")
+    status, _, err = run_cli("union", bloom_path, cuckoo_path, "-o", week)
+    r.check("a failing union -o FILE fails", status == 2 and "expected a bloom filter" in err, err)
+    r.check("... and leaves no FILE", not os.path.exists(week))
+    r.equal("... nor a temporary file", [n for n in os.listdir(work) if n.endswith(".tmp")], [])
+    with open(week, "wb") as f:
+        f.write(b"last week")
+    status, _, _ = run_cli("union", bloom_path, cuckoo_path, "-o", week)
+    r.equal("... and leaves an existing FILE as it was", (status, open(week, "rb").read()),
+            (2, b"last week"))
+    status, _, err = run_cli("union", bloom_path, "-o", os.path.join(work, "no", "week.amq"))
+    r.check("-o in a missing folder fails naming the file", status == 2 and
+            "no/week.amq: No such file or directory" in err, err)
+    status, _, _ = run_cli("union", bloom_path, bloom_path, "-o", week)
+    umask = os.umask(0)
+    os.umask(umask)
+    r.check("a union -o FILE replaces it, with the mode open() gives",
+            status == 0 and amq.Filter(open(week, "rb").read()) == amq.Filter(
+                open(bloom_path, "rb").read()).union(amq.Filter(open(bloom_path, "rb").read())) and
+            os.stat(week).st_mode & 0o777 == 0o666 & ~umask, oct(os.stat(week).st_mode))
+    # A failure after the bytes are written (the rename): the temporary
+    # file is removed, FILE untouched.
+    from amq import cli
+    replace = cli.os.replace
+
+    def failing_replace(src, dst):
+        raise OSError(28, "No space left on device")
+
+    before = open(week, "rb").read()
+    cli.os.replace = failing_replace
+    try:
+        e = r.raises("a failed rename is the command's error", cli.CommandError,
+                     cli.write_filter, amq.bloom([1]), week)
+    finally:
+        cli.os.replace = replace
+    r.check("... naming FILE", e is not None and str(e).startswith(week), e)
+    r.equal("... leaving FILE as it was and no temporary file",
+            (open(week, "rb").read(), [n for n in os.listdir(work) if n.endswith(".tmp")]),
+            (before, []))
+
+
+def readme_commands(r):
+    """The README's example of the amq command runs as written: each "$ "
+    line in a fresh folder, its output (stdout and stderr) the lines after."""
+    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+    with open(readme, encoding="utf-8") as f:
+        text = f.read()
+    start = text.index("```\n$ ", text.index("**The `amq` command**")) + 4
+    block = text[start:text.index("```", start)]
+    steps = []
+    for line in block.splitlines():
+        if line.startswith("$ "):
+            steps.append((line[2:], []))
+        else:
+            steps[-1][1].append(line)
+    r.check("the README's amq example has its union", any(
+        cmd.startswith("amq union ") for cmd, _ in steps), [cmd for cmd, _ in steps])
+    work = tempfile.mkdtemp()
+    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep +
+               os.environ.get("PATH", ""))
+    for cmd, want in steps:
+        out = subprocess.run(["bash", "-c", cmd], cwd=work, env=env, capture_output=True,
+                             text=True, check=False)
+        r.equal(f"README: $ {cmd}", (out.stdout + out.stderr).splitlines(), want)
 
 
 def every_variant():
@@ -449,8 +655,8 @@ def damaged_bytes(r, seed_dir):
 
 def main():
     seed_dir = sys.argv[1] if len(sys.argv) > 1 else None
-    Results().run(hash_vectors, filter_basics, mutation, cuckoo_full, combining, builders,
-                  loading, command, lambda r: damaged_bytes(r, seed_dir))
+    Results().run(hash_vectors, filter_basics, none_is_null, mutation, cuckoo_full, combining, builders,
+                  loading, namespace, command, readme_commands, lambda r: damaged_bytes(r, seed_dir))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ SQL value in PostgreSQL (its type) and in SQLite (the value SQLite stores for
 it), and Filter.contains answers as bloom_contains / cuckoo_contains do on the
 filter each engine builds. amq.bloom and amq.cuckoo give the aggregates' bytes
 for every layout in both engines; amq.Error says what SQLite and PostgreSQL say
-for the same mistake (message, hint, SQLSTATE); filters changed in Python read
+for the same mistake (message, hint, SQLSTATE; where SQL's hint names SQL
+functions, the same message with Python's advice); filters changed in Python read
 back in SQL and the other way round; amq.psycopg loads and dumps bloom and
 cuckoo in text and binary; the amq command's files and literals work in SQL.
 
@@ -17,6 +18,7 @@ extension is installed). Ends with "N passed, N failed".
 import datetime
 import decimal
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -140,15 +142,30 @@ def sentence(hint):
     return hint[:1].upper() + hint[1:] + "." if hint else None
 
 
-def same_error(r, name, py, lite_message, pg):
+def same_error(r, name, py, lite_message, pg, python_hint=False):
     """Python's amq.Error equals SQLite's message and PostgreSQL's message,
-    hint and SQLSTATE."""
+    hint and SQLSTATE. python_hint: the SQL hint names SQL functions, and
+    Python gives its own advice instead (naming amq's builders, no SQL
+    function) after the same message; SQL's message may start with the
+    "FUNCTION: argument: " Python has no use for."""
     r.check(f"{name}: amq.Error raised", py is not None)
     if py is None:
         return
-    r.equal(f"{name}: str(e) is SQLite's message", str(py), lite_message)
-    r.equal(f"{name}: message, hint, sqlstate are PostgreSQL's",
-            (py.message, sentence(py.hint), py.sqlstate), pg)
+    if not python_hint:
+        r.equal(f"{name}: str(e) is SQLite's message", str(py), lite_message)
+        r.equal(f"{name}: message, hint, sqlstate are PostgreSQL's",
+                (py.message, sentence(py.hint), py.sqlstate), pg)
+        return
+    pg_message, pg_hint, pg_state = pg or (None, None, None)
+    core_hint = pg_hint[:1].lower() + pg_hint[1:-1] if pg_hint else ""
+    r.check(f"{name}: the message is SQLite's and PostgreSQL's, SQLSTATE too",
+            lite_message is not None and lite_message.endswith(f"{py.message}: {core_hint}") and
+            pg_message is not None and pg_message.endswith(py.message) and
+            py.sqlstate == pg_state, (str(py), lite_message, pg))
+    r.check(f"{name}: the hint is Python's: amq's builders, no SQL function",
+            str(py) == f"{py.message}: {py.hint}" and "amq." in py.hint and
+            py.hint != core_hint and not re.search(r"\b(bloom|cuckoo)_(\w+|\*)", py.hint),
+            py.hint)
 
 
 def values_hash_and_probe(r, pg, lite):
@@ -253,11 +270,14 @@ def errors(r, pg, lite):
          "SELECT bloom_agg(1, 0.01, 1000000000000000)"),
         ("cuckoo fpr below 32-bit fingerprints", lambda: amq.cuckoo([1], 1e-12, None, "b4"),
          "SELECT cuckoo_agg(1, 1e-12, NULL, 'b4')"),
-        ("cuckoo capacity too small", lambda: amq.cuckoo(range(1, 101), capacity=10),
-         "SELECT cuckoo_agg(x, 0.01, 10) FROM hundred"),
     ]
     for name, fn, sql in cases:
         same_error(r, name, python_error(fn), sqlite_error(lite, sql), pg_error(pg, sql))
+    # cuckoo_agg's hint names cuckoo_agg: Python's names amq.cuckoo.
+    sql = "SELECT cuckoo_agg(x, 0.01, 10) FROM hundred"
+    same_error(r, "cuckoo capacity too small", python_error(amq.cuckoo, range(1, 101),
+                                                            capacity=10),
+               sqlite_error(lite, sql), pg_error(pg, sql), python_hint=True)
     blocked = amq.bloom(range(10))
     other = amq.bloom(range(10), capacity=5000)
     full = amq.cuckoo([], capacity=8, layout="b4")
@@ -267,31 +287,38 @@ def errors(r, pg, lite):
         except amq.Error:
             break
     cuckoo_small = amq.cuckoo([], capacity=8, layout="b4")
+    cuckoo = amq.cuckoo(range(10))
+    # The last item: whether Python gives its own hint for SQL's.
     calls = [
-        ("cuckoo add to a full filter", lambda: full.add(-1), "cuckoo_add({f}, -1)", [full]),
+        ("cuckoo add to a full filter", lambda: full.add(-1), "cuckoo_add({f}, -1)", [full],
+         True),
         ("delete from a blocked filter", lambda: blocked.delete(1), "bloom_delete({f}, 1)",
-         [blocked]),
+         [blocked], True),
         ("count on a blocked filter", lambda: blocked.count(1), "bloom_frequency({f}, 1)",
-         [blocked]),
+         [blocked], True),
         ("union of different sizes", lambda: blocked.union(other), "bloom_union({f}, {g})",
-         [blocked, other]),
+         [blocked, other], False),
         ("intersection of different sizes", lambda: blocked.intersection(other),
-         "bloom_intersect({f}, {g})", [blocked, other]),
+         "bloom_intersect({f}, {g})", [blocked, other], False),
+        ("union of a bloom and a cuckoo filter", lambda: blocked.union(cuckoo),
+         "bloom_union({f}, {g})", [blocked, cuckoo], True),
+        ("bloom & cuckoo", lambda: blocked & cuckoo, "bloom_intersect({f}, {g})",
+         [blocked, cuckoo], True),
     ]
-    for name, fn, template, filters in calls:
+    for name, fn, template, filters, python_hint in calls:
         kind = filters[0].kind
         lite_sql = "SELECT " + template.format(f="?", g="?")
         pg_sql = "SELECT " + template.format(f=f"%s::bytea::{kind}", g=f"%s::bytea::{kind}")
         params = [bytes(f) for f in filters]
         same_error(r, name, python_error(fn), sqlite_error(lite, lite_sql, params),
-                   pg_error(pg, pg_sql, params))
+                   pg_error(pg, pg_sql, params), python_hint)
     before = bytes(cuckoo_small)
     same_error(r, "add_many past a cuckoo filter's room", python_error(
         cuckoo_small.add_many, range(1, 101)),
         sqlite_error(lite, "SELECT cuckoo_add_agg(?, x) FROM (SELECT x FROM hundred ORDER BY x)",
                      (before,)),
         pg_error(pg, "SELECT cuckoo_add_agg(%s::bytea::cuckoo, x ORDER BY x) FROM hundred",
-                 (before,)))
+                 (before,)), python_hint=True)
     r.equal("... the filter kept its bytes", bytes(cuckoo_small), before)
     damaged_bytes(r, pg, lite)
 
