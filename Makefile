@@ -7,7 +7,8 @@
 #                   qemu-user for s390x and aarch64), a bounded libFuzzer run,
 #                   SQLite tests, pg_regress on a temporary server, interop, a
 #                   coordinator and two shards (tests/multi), the Python
-#                   package (tests/python), PostgreSQL 17, 18 and 19 in Debian
+#                   package (tests/python), the README's code blocks
+#                   (tests/readme), PostgreSQL 17, 18 and 19 in Debian
 #                   roots (tests/versions), the clang-format check
 #                   (tests/format) and a smoke run of every benchmark
 #                   (tests/bench); one summary line per PostgreSQL version,

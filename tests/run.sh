@@ -22,6 +22,7 @@ suites=(
 	"multi:tests/multi/run.sh"
 	"versions:tests/versions/run.sh"
 	"python:tests/python/run.sh"
+	"readme:tests/readme/run.sh"
 	"bench:tests/bench/run.sh"
 )
 if [ $# -gt 0 ]; then
