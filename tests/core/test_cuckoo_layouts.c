@@ -342,7 +342,16 @@ static void failed_adds_change_nothing(void)
 			}
 			failures++;
 			changed += memcmp(before, f.bytes, f.size) != 0 || f.items != items;
-			CHECK(err.status == AMQ_FILTER_FULL, "%s: status %d", L->name, err.status);
+			/* Distinct values: the filter is full, whatever the layout. */
+			char want[256];
+			snprintf(want, sizeof(want),
+				 "cuckoo filter is full (%llu items, load %.1f%%)",
+				 (unsigned long long)f.items, 100.0 * amq_cuckoo_load(&f));
+			CHECK(err.status == AMQ_FILTER_FULL && strcmp(err.message, want) == 0 &&
+				  strcmp(err.hint,
+					 "rebuild with cuckoo_agg or a larger capacity") == 0,
+			      "%s: status %d, '%s' / '%s', want '%s'", L->name, err.status,
+			      err.message, err.hint, want);
 		}
 		CHECK(failures >= 50 && changed == 0, "%s: %d of %d failed adds changed bytes",
 		      L->name, changed, failures);
@@ -356,7 +365,8 @@ static void failed_adds_change_nothing(void)
 }
 
 /* In a sparse filter, count equals the copies added (2b fit in two buckets,
- * one more does not);
+ * one more does not, changes no byte and says why: 4, 8 and 16 copies, not a
+ * full filter);
  * deleting them counts down to absent; core's counts agree with the spec's
  * reading of the bytes. */
 static void copies_and_deletes(void)
@@ -373,8 +383,25 @@ static void copies_and_deletes(void)
 			      "%s: count %u / spec %u after %u copies", L->name,
 			      amq_cuckoo_count(&f, h), spec_count(&f, L, h), c);
 		}
+		amq_filter_seal(&f);
+		uint8_t *before = snapshot(&f);
+		uint64_t items = f.items;
 		CHECK(amq_cuckoo_add(&f, h, &err) == AMQ_FILTER_FULL, "%s: copy %u must not fit",
 		      L->name, 2 * L->slots + 1);
+		CHECK(memcmp(before, f.bytes, f.size) == 0 && f.items == items,
+		      "%s: the refused copy changed the filter", L->name);
+		free(before);
+		char want[256];
+		snprintf(
+		    want, sizeof(want),
+		    "cuckoo filter already holds this value %u times, the most a %s filter can",
+		    2 * L->slots, L->name);
+		CHECK(strcmp(err.message, want) == 0, "%s: '%s', want '%s'", L->name, err.message,
+		      want);
+		CHECK(strcmp(err.hint,
+			     "use cuckoo_add_unique to add a value once, or a counting "
+			     "bloom filter (bloom_new(n, p, 'counting')) to count it") == 0,
+		      "%s: hint '%s'", L->name, err.hint);
 		for (uint32_t c = 2 * L->slots; c > 0; c--) {
 			CHECK(amq_cuckoo_delete(&f, h), "%s: delete copy %u", L->name, c);
 			CHECK(amq_cuckoo_count(&f, h) == c - 1, "%s: count after delete", L->name);
