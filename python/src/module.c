@@ -29,13 +29,31 @@ static const char *status_sqlstate(amq_status status)
 	return "XX000";
 }
 
+/* The hint of a value stored as often as a cuckoo filter can, in Python's
+ * words: the package has add_unique and builds counting filters itself. */
+#define PY_COPIES_HINT                                                                             \
+	"use Filter.add_unique(value) to add a value once, or a counting bloom filter "            \
+	"(amq.bloom(values, layout='counting')) to count it"
+
 PyObject *amq_py_raise(const amq_error *err)
 {
 	if (err->status == AMQ_NO_MEMORY)
 		return PyErr_NoMemory();
-	PyObject *text = err->hint[0] == '\0'
+	/* Every hint is SQL's, word for word, but the end of that one (all of
+	 * cuckoo_add's hint; the end of cuckoo_add_agg's, which add_many gives),
+	 * which names SQL functions where Python has its own way. */
+	char hint_text[sizeof(err->hint) + sizeof(PY_COPIES_HINT)];
+	size_t len = strnlen(err->hint, sizeof(err->hint) - 1);
+	size_t tail = strlen(AMQ_CUCKOO_COPIES_HINT);
+	if (err->status == AMQ_FILTER_FULL && len >= tail &&
+	    strcmp(err->hint + len - tail, AMQ_CUCKOO_COPIES_HINT) == 0)
+		snprintf(hint_text, sizeof(hint_text), "%.*s%s", (int)(len - tail), err->hint,
+			 PY_COPIES_HINT);
+	else
+		snprintf(hint_text, sizeof(hint_text), "%.*s", (int)len, err->hint);
+	PyObject *text = hint_text[0] == '\0'
 			     ? PyUnicode_FromString(err->message)
-			     : PyUnicode_FromFormat("%s: %s", err->message, err->hint);
+			     : PyUnicode_FromFormat("%s: %s", err->message, hint_text);
 	if (text == NULL)
 		return NULL;
 	PyObject *exc = PyObject_CallOneArg(amq_py_error, text);
@@ -43,7 +61,7 @@ PyObject *amq_py_raise(const amq_error *err)
 	if (exc == NULL)
 		return NULL;
 	PyObject *message = PyUnicode_FromString(err->message);
-	PyObject *hint = PyUnicode_FromString(err->hint);
+	PyObject *hint = PyUnicode_FromString(hint_text);
 	PyObject *state = PyUnicode_FromString(status_sqlstate(err->status));
 	if (message != NULL && hint != NULL && state != NULL &&
 	    PyObject_SetAttrString(exc, "message", message) == 0 &&
