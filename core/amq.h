@@ -39,6 +39,13 @@
 #define AMQ_INFO_MAX 12288
 #define AMQ_CUCKOO_MIN_FINGERPRINT 4
 #define AMQ_CUCKOO_MAX_FINGERPRINT 32
+/* The hint of a cuckoo add refused because the value's two buckets hold
+ * nothing but its fingerprint (AMQ_FILTER_FULL, "cuckoo filter already holds
+ * this value 8 times, ..."): no walk and no larger table stores another copy.
+ * Callers that word advice of their own (cuckoo_add_agg, Python) match it. */
+#define AMQ_CUCKOO_COPIES_HINT                                                                     \
+	"use cuckoo_add_unique to add a value once, or a counting bloom filter "                   \
+	"(bloom_new(n, p, 'counting')) to count it"
 
 typedef enum amq_status {
 	AMQ_OK = 0,
@@ -304,7 +311,10 @@ amq_status amq_cuckoo_create(amq_filter *f, amq_layout layout, uint64_t capacity
 amq_status amq_cuckoo_create_exact(amq_filter *f, amq_layout layout, uint64_t buckets,
 				   uint32_t fingerprint_bits, uint64_t seed, const amq_allocator *a,
 				   amq_error *err);
-/* Adds one copy. On AMQ_FILTER_FULL the filter is byte for byte unchanged. */
+/* Adds one copy. On AMQ_FILTER_FULL the filter is byte for byte unchanged;
+ * when both of the value's buckets hold only its fingerprint (2b copies, b
+ * when the two buckets are one) the error says so, with
+ * AMQ_CUCKOO_COPIES_HINT, instead of "cuckoo filter is full". */
 amq_status amq_cuckoo_add(amq_filter *f, uint64_t hash, amq_error *err);
 bool amq_cuckoo_contains(const amq_filter *f, uint64_t hash);
 /* Removes one copy; false (and no change) when none is stored. */

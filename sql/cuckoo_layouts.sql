@@ -108,3 +108,46 @@ SELECT pg_temp.try($$SELECT cuckoo_new(100, 0.6, 'b2')$$);
 SELECT pg_temp.try($$SELECT cuckoo_new(100, 1e-12)$$);
 SELECT pg_temp.try($$SELECT cuckoo_agg(x, 1e-10, NULL, 'semisorted') FROM generate_series(1, 3) x$$);
 SELECT cuckoo_new(100, 0.01, NULL) IS NULL AS null_layout_is_null;
+
+-- A value added once more than a filter can hold it, 2b times (b2: 4; b4 and
+-- semisorted: 8; b8: 16), is refused in its own words however empty the
+-- filter, through cuckoo_add and cuckoo_add_agg, and the failed UPDATE keeps
+-- the stored bytes. (Distinct values still fill a filter with "is full":
+-- fill_until_full above.)
+CREATE TEMP TABLE copies (layout text PRIMARY KEY, f cuckoo);
+INSERT INTO copies
+SELECT l.layout, (SELECT cuckoo_add_agg(n.c, 'k'::text)
+                  FROM (SELECT cuckoo_new(100000, 0.01, l.layout) AS c) n,
+                       generate_series(1, 2 * l.slots))
+FROM layouts l;
+CREATE TEMP TABLE copies_before AS SELECT layout, f::bytea AS b FROM copies;
+SELECT layout, cuckoo_count(f, 'k'::text) AS copies,
+       pg_temp.try(format($$UPDATE copies SET f = cuckoo_add(f, 'k'::text) WHERE layout = %L$$,
+                          layout)) AS one_more
+FROM copies ORDER BY layout;
+SELECT bool_and(c.f::bytea = b.b) AS bytes_kept FROM copies c JOIN copies_before b USING (layout);
+SELECT l.layout,
+       pg_temp.try(format($$SELECT cuckoo_add_agg(n.c, 'k'::text)
+                           FROM (SELECT cuckoo_new(100000, 0.01, %L) AS c) n,
+                                generate_series(1, %s)$$, l.layout, 2 * l.slots + 1))
+           AS copies_in_one_statement
+FROM layouts l ORDER BY l.layout;
+
+-- The lowest fpr of each layout is 2b/2^32 (32-bit fingerprints): accepted,
+-- and the double just below it refused. The hint of a refusal quotes it
+-- rounded up to 4 digits: that value is accepted, one less in its last digit
+-- refused (the numbers README.md and docs/CUCKOO.md quote).
+SELECT l.layout,
+       cuckoo_info(cuckoo_new(100, lowest, l.layout))->'fingerprint_bits' AS f_at_lowest,
+       pg_temp.try(format('SELECT cuckoo_new(100, %s::float8 * (1 - 2::float8 ^ -53), %L)',
+                          lowest, l.layout)) AS just_below,
+       substring(pg_temp.try(format('SELECT cuckoo_new(100, 1e-12, %L)', l.layout))
+                 FROM 'at least ([0-9.e-]+) with') AS quoted
+FROM layouts l, LATERAL (SELECT 2 * l.slots * 2::float8 ^ -32 AS lowest) b
+ORDER BY l.layout;
+SELECT layout, cuckoo_info(cuckoo_new(100, quoted, layout))->'fingerprint_bits' AS f_at_quoted,
+       pg_temp.try(format('SELECT cuckoo_new(100, %s, %L)', below, layout)) AS one_less
+FROM (VALUES ('b2', 9.314e-10, '9.313e-10'), ('b4', 1.863e-09, '1.862e-09'),
+             ('b8', 3.726e-09, '3.725e-09'), ('semisorted', 1.863e-09, '1.862e-09'))
+     AS v(layout, quoted, below)
+ORDER BY layout;

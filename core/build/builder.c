@@ -239,10 +239,17 @@ static amq_status finish_collected(amq_builder *b, const uint64_t *hashes, size_
 		if (st == AMQ_OK)
 			break;
 		amq_filter_free(out, &b->alloc);
-		if (st != AMQ_FILTER_FULL || b->capacity != 0)
+		if (st != AMQ_FILTER_FULL)
 			return st;
 		const amq_variant *v = amq_variant_find(b->kind, b->layout);
-		if (capacity >= 2 * distinct && v->kind == AMQ_KIND_CUCKOO)
+		/* A cuckoo add that found its buckets full of its own fingerprint:
+		 * the hashes are distinct, so it is the case below whatever the
+		 * size, not a value added too often. */
+		bool inseparable = v->kind == AMQ_KIND_CUCKOO && err != NULL &&
+				   strcmp(err->hint, AMQ_CUCKOO_COPIES_HINT) == 0;
+		if (b->capacity != 0 && !inseparable)
+			return st;
+		if ((capacity >= 2 * distinct || b->capacity != 0) && v->kind == AMQ_KIND_CUCKOO)
 			return amq_fail(
 			    err, AMQ_FILTER_FULL,
 			    "build a bloom filter of these values, or pass a smaller fpr "

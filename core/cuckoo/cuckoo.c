@@ -16,11 +16,12 @@
  *   low 32 bits of h, mapped onto [1, 2^fp_bits - 1]; alternate bucket
  *   alt(i, fp) = (reduce(mix64(fp), nb) - i) mod nb, which is its own inverse,
  *   so a stored fingerprint can always find its other bucket without h.
- * - An add takes the first free slot of i1, then of i2; otherwise it kicks
- *   fingerprints along a random walk chosen by a PRNG seeded from h (never from
- *   global state, so the same adds give the same bytes everywhere) for at most
- *   MAX_KICKS steps. A walk that finds no free slot is undone step by step, so
- *   a failed add leaves the filter byte for byte as it was.
+ * - An add takes the first free slot of i1, then of i2; when both hold
+ *   nothing but its fingerprint (2b copies of the value) it fails at once;
+ *   otherwise it kicks fingerprints along a random walk chosen by a PRNG
+ *   seeded from h (never from global state, so the same adds give the same
+ *   bytes everywhere) for at most MAX_KICKS steps. A walk that finds no free slot is undone step by
+ * step, so a failed add leaves the filter byte for byte as it was.
  * - Delete removes one copy. Deleting a value that was never added can remove
  *   another value's matching fingerprint: delete only what you added.
  */
@@ -198,6 +199,19 @@ amq_status amq_cuckoo_table_add(amq_filter *f, const cuckoo_table *t, uint64_t h
 		f->items++;
 		return AMQ_OK;
 	}
+
+	/* Both buckets hold nothing but fp: the value is stored 2b times (b when
+	 * its two buckets are one), the most a filter can, since every copy must
+	 * sit in one of them. A walk would only carry fp between the two and
+	 * fail after MAX_KICKS, and the advice to rebuild larger would be wrong.
+	 * Nothing has been written yet. */
+	uint32_t most = i1 == i2 ? t->slots : 2 * t->slots;
+	if (amq_cuckoo_table_count(t, hash) == most)
+		return amq_fail(err, AMQ_FILTER_FULL, AMQ_CUCKOO_COPIES_HINT,
+				"cuckoo filter already holds this value %u times, the most a %s "
+				"filter can%s",
+				most, amq_variant_of(f)->layout_name,
+				i1 == i2 ? " for a value whose two buckets are the same" : "");
 
 	/* Random walk: swap the carried fingerprint into a random slot and carry
 	 * the victim to its other bucket. Undoing the steps in reverse order

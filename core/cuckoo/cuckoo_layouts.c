@@ -62,12 +62,32 @@ static const char *layout_name(amq_layout layout)
 	return amq_variant_find(AMQ_KIND_CUCKOO, layout)->layout_name;
 }
 
-/* x rounded up to 3 significant digits, for a bound quoted in a hint that
- * must itself be within the bound. */
-static double round_up_3(double x)
+/* The lowest fpr of a layout, 2b / 2^32: amq_cuckoo_fingerprint_bits gives
+ * it exactly 32 bits, and any fpr below it more. As a hint prints it: rounded
+ * up to 4 significant digits ("1.863e-09" for b4, where 2^-29 is
+ * 1.8626451...e-09), so the value quoted is itself accepted and one less in
+ * its last digit is not. Computed in integers: the digits are the ceiling of
+ * 2b 10^k / 2^32 for the k that gives four of them. */
+static void print_lowest_fpr(char *out, size_t cap, uint32_t slots)
 {
-	double unit = pow(10.0, floor(log10(x)) - 2);
-	return ceil(x / unit) * unit;
+	uint64_t scaled = 2 * (uint64_t)slots; /* the bound times 10^k, times 2^32 */
+	int k = 0;
+	while (scaled < (uint64_t)1000 << 32) {
+		scaled *= 10;
+		k++;
+	}
+	uint64_t digits = (scaled + ((uint64_t)1 << 32) - 1) >> 32; /* 1000..10000 */
+	if (digits == 10000) {
+		digits = 1000;
+		k--;
+	}
+	/* digits / 10^k as the double nearest it (10^k is exact in a double up
+	 * to k = 22), which %.4g prints as exactly those digits, with %g's
+	 * trailing zeros dropped. */
+	double unit = 1.0;
+	for (int i = 0; i < k; i++)
+		unit *= 10.0;
+	snprintf(out, cap, "%.4g", (double)digits / unit);
 }
 
 /* The fingerprint bits of layout at fpr, or the error saying which fpr the
@@ -79,12 +99,13 @@ static amq_status fingerprint_for(amq_layout layout, double fpr, uint32_t *bits,
 		return AMQ_OK;
 	const char *name = layout_name(layout);
 	char hint[160];
-	if (*bits > AMQ_CUCKOO_MAX_FINGERPRINT)
+	if (*bits > AMQ_CUCKOO_MAX_FINGERPRINT) {
+		char lowest[32];
+		print_lowest_fpr(lowest, sizeof(lowest), layout_slots(layout));
 		snprintf(hint, sizeof(hint),
-			 "use an fpr of at least %.3g with layout '%s', or a bloom filter",
-			 round_up_3(ldexp(2.0 * layout_slots(layout), -AMQ_CUCKOO_MAX_FINGERPRINT)),
+			 "use an fpr of at least %s with layout '%s', or a bloom filter", lowest,
 			 name);
-	else
+	} else
 		snprintf(hint, sizeof(hint), "use an fpr below %g with layout '%s', or layout 'b4'",
 			 ldexp(2.0 * layout_slots(layout), -(AMQ_CUCKOO_MIN_FINGERPRINT - 1)),
 			 name);

@@ -60,6 +60,13 @@ static const struct {
      "cuckoo_agg over every value",
      "add_many changed nothing; rebuild it larger, with amq.cuckoo over every value and a "
      "larger capacity"},
+    /* A value stored as often as a cuckoo filter can (cuckoo.c; bulk.c for
+     * add_many): the package has add_unique and builds counting filters. */
+    {AMQ_CUCKOO_COPIES_HINT, "use Filter.add_unique(value) to add a value once, or a counting "
+			     "bloom filter (amq.bloom(values, layout='counting')) to count it"},
+    {"the statement changes nothing; " AMQ_CUCKOO_COPIES_HINT,
+     "add_many changed nothing; use Filter.add_unique(value) to add a value once, or a counting "
+     "bloom filter (amq.bloom(values, layout='counting')) to count it"},
 };
 
 /* Python's advice for core's hint (python_hints), or the hint itself. */

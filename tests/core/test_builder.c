@@ -391,6 +391,20 @@ static void inseparable_cuckoo_values(void)
 		amq_filter_free(&f, &counting);
 	amq_builder_free(&b);
 
+	/* With a capacity: the same words, never those of a value added too often
+	 * (the hashes are distinct), nor "full" in a filter with room. */
+	amq_builder_init(&b, AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, 0.01, 1000, 0, A, &err);
+	for (uint64_t j = 0; j < 16; j++)
+		amq_builder_add(&b, 0xabcd000000000000ULL | j << 32 | 0x12345678ULL, &err);
+	st = amq_builder_finish(&b, &f, &err);
+	CHECK(st == AMQ_FILTER_FULL &&
+		  strcmp(err.message, "cannot place 16 distinct values in a cuckoo filter: more "
+				      "than 8 of them share both buckets and the fingerprint") == 0,
+	      "inseparable values, capacity 1000: status %d, %s (%s)", st, err.message, err.hint);
+	if (st == AMQ_OK)
+		amq_filter_free(&f, A);
+	amq_builder_free(&b);
+
 	/* Eight such values fit, as the paper's two buckets of four slots allow. */
 	amq_builder_init(&b, AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, 0.01, 0, 0, A, &err);
 	for (uint64_t j = 0; j < 8; j++)

@@ -275,6 +275,35 @@ static void test_full(void)
 	amq_filter_free(&src, A);
 }
 
+/* Rows that repeat one value more often than a cuckoo filter can hold it:
+ * the error says so, with cuckoo_add's advice, not "full". */
+static void test_copies(void)
+{
+	amq_filter src;
+	amq_error err;
+	amq_bulk b;
+	struct variant b4 = variant_at(4);
+	build(&b4, 200, 50, &src);
+	CHECK(amq_bulk_start(&b, AMQ_BULK_ADD, "cuckoo_add_agg", &src, A, &err) == AMQ_OK, "start");
+	amq_status st = AMQ_OK;
+	int n = 0;
+	while (n < 20 && st == AMQ_OK) {
+		st = amq_bulk_apply(&b, h(5000), &err);
+		n++;
+	}
+	CHECK(st == AMQ_FILTER_FULL && n == 9, "status %d at row %d", (int)st, n);
+	CHECK(strcmp(err.message, "cuckoo_add_agg: cuckoo filter already holds this value 8 times, "
+				  "the most a b4 filter can, after adding 8 values") == 0,
+	      "copies message: %s", err.message);
+	CHECK(strcmp(err.hint,
+		     "the statement changes nothing; use cuckoo_add_unique to add a value "
+		     "once, or a counting bloom filter (bloom_new(n, p, 'counting')) to "
+		     "count it") == 0,
+	      "copies hint: %s", err.hint);
+	amq_bulk_free(&b);
+	amq_filter_free(&src, A);
+}
+
 static void test_add_unique(void)
 {
 	amq_filter src, out, want;
@@ -341,6 +370,7 @@ int main(void)
 	}
 	test_identity();
 	test_full();
+	test_copies();
 	test_add_unique();
 	return check_summary();
 }

@@ -109,6 +109,17 @@ static void check_full_error(const amq_error *err, const amq_filter *f)
 	      err->hint);
 }
 
+/* Checks the exact error of an add refused because the value's buckets hold
+ * nothing but its fingerprint: copies of it, in a b4 filter. */
+static void check_copies_error(const amq_error *err, const char *message)
+{
+	CHECK(err->status == AMQ_FILTER_FULL, "status %d", err->status);
+	CHECK(strcmp(err->message, message) == 0, "message '%s', want '%s'", err->message, message);
+	CHECK(strcmp(err->hint, "use cuckoo_add_unique to add a value once, or a counting bloom "
+				"filter (bloom_new(n, p, 'counting')) to count it") == 0,
+	      "hint '%s'", err->hint);
+}
+
 /* Seals f, reopens a copy of its bytes and verifies it; the copy must agree. */
 static void check_round_trip(amq_filter *f, uint64_t s, uint64_t n)
 {
@@ -364,8 +375,9 @@ static void test_failed_add(uint64_t capacity, int attempts)
 	amq_filter_free(&f, A);
 }
 
-/* count equals the copies added, 8 fit in two buckets, a 9th fails unchanged,
- * and deleting them one by one counts down to absent. */
+/* count equals the copies added, 8 fit in two buckets, a 9th fails unchanged
+ * and says so (not "full": the filter has room for 500 more), and deleting
+ * them one by one counts down to absent. */
 static void test_copies(void)
 {
 	amq_filter f;
@@ -391,7 +403,8 @@ static void test_copies(void)
 	uint8_t *before = snapshot(&f);
 	uint64_t items = f.items;
 	CHECK(amq_cuckoo_add(&f, h, &err) == AMQ_FILTER_FULL, "a 9th copy must not fit");
-	check_full_error(&err, &f);
+	check_copies_error(&err, "cuckoo filter already holds this value 8 times, the most a b4 "
+				 "filter can");
 	CHECK(memcmp(before, f.bytes, f.size) == 0 && f.items == items,
 	      "failed 9th copy changed the filter");
 	for (uint32_t n = 8; n >= 1; n--) {
@@ -418,6 +431,8 @@ static void test_copies(void)
 	}
 	before = snapshot(&f);
 	CHECK(amq_cuckoo_add(&f, h, &err) == AMQ_FILTER_FULL, "a 5th copy in one bucket fails");
+	check_copies_error(&err, "cuckoo filter already holds this value 4 times, the most a b4 "
+				 "filter can for a value whose two buckets are the same");
 	CHECK(memcmp(before, f.bytes, f.size) == 0 && f.items == 4, "failed 5th copy changed it");
 	free(before);
 	amq_filter_free(&f, A);

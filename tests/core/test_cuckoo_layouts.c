@@ -240,7 +240,7 @@ static void sizing(void)
 		  strcmp(err.message, "fpr 1e-09 does not fit a b8 cuckoo filter: it needs 34-bit "
 				      "fingerprints, and fingerprints have 4 to 32 bits") == 0 &&
 		  strcmp(err.hint,
-			 "use an fpr of at least 3.73e-09 with layout 'b8', or a bloom filter") ==
+			 "use an fpr of at least 3.726e-09 with layout 'b8', or a bloom filter") ==
 		      0,
 	      "b8 at 1e-9: '%s' / '%s'", err.message, err.hint);
 	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, 100, 1e-12, 0, A, &err) ==
@@ -248,7 +248,7 @@ static void sizing(void)
 		  strcmp(err.message, "fpr 1e-12 does not fit a b4 cuckoo filter: it needs 43-bit "
 				      "fingerprints, and fingerprints have 4 to 32 bits") == 0 &&
 		  strcmp(err.hint,
-			 "use an fpr of at least 1.87e-09 with layout 'b4', or a bloom filter") ==
+			 "use an fpr of at least 1.863e-09 with layout 'b4', or a bloom filter") ==
 		      0,
 	      "b4 at 1e-12: '%s' / '%s'", err.message, err.hint);
 	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CUCKOO_B2, 100, 0.6, 0, A, &err) ==
@@ -258,9 +258,9 @@ static void sizing(void)
 		  strcmp(err.hint, "use an fpr below 0.5 with layout 'b2', or layout 'b4'") == 0,
 	      "b2 at 0.6: '%s' / '%s'", err.message, err.hint);
 	/* The bounds quoted in hints are inside the range. */
-	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CUCKOO_B8, 100, 3.73e-9, 0, A, &err) == AMQ_OK &&
+	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CUCKOO_B8, 100, 3.726e-9, 0, A, &err) == AMQ_OK &&
 		  f.hashes == 32,
-	      "b8 at 3.73e-9");
+	      "b8 at 3.726e-9");
 	amq_filter_free(&f, A);
 	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_CUCKOO_B2, 100, 0.4999, 0, A, &err) == AMQ_OK &&
 		  f.hashes == 4,
@@ -273,6 +273,66 @@ static void sizing(void)
 	CHECK(amq_cuckoo_create(&f, AMQ_LAYOUT_BLOCKED, 100, 0.01, 0, A, &err) ==
 		  AMQ_INVALID_ARGUMENT,
 	      "a bloom layout is no cuckoo layout");
+}
+
+/* The lowest fpr of each layout is 2b / 2^32, the rate 32-bit fingerprints
+ * give: that very value is accepted and the double just below it refused.
+ * The hint of a refusal quotes it rounded up to 4 digits (docs/CUCKOO.md and
+ * README.md quote the same): the value quoted is accepted, and one less in its
+ * last digit is refused. */
+static void lowest_fpr(void)
+{
+	static const struct {
+		const char *name, *quoted;
+	} QUOTED[] = {{"b2", "9.314e-10"},
+		      {"b4", "1.863e-09"},
+		      {"b8", "3.726e-09"},
+		      {"semisorted", "1.863e-09"}};
+	for (size_t l = 0; l < NLAYOUTS; l++) {
+		const struct layout *L = LAYOUTS[l];
+		amq_filter f;
+		amq_error err;
+		double lowest = ldexp(2.0 * L->slots, -32);
+		CHECK(amq_cuckoo_create(&f, L->layout, 100, lowest, 0, A, &err) == AMQ_OK &&
+			  f.hashes == 32,
+		      "%s: 2b/2^32 = %.17g refused: %s", L->name, lowest, err.message);
+		amq_filter_free(&f, A);
+		CHECK(amq_cuckoo_create(&f, L->layout, 100, nextafter(lowest, 0.0), 0, A, &err) ==
+			  AMQ_INVALID_ARGUMENT,
+		      "%s: just below 2b/2^32 accepted", L->name);
+
+		CHECK(amq_cuckoo_create(&f, L->layout, 100, lowest / 2, 0, A, &err) ==
+			  AMQ_INVALID_ARGUMENT,
+		      "%s: half the lowest accepted", L->name);
+		const char *want = NULL;
+		for (size_t i = 0; i < sizeof(QUOTED) / sizeof(QUOTED[0]); i++)
+			if (strcmp(QUOTED[i].name, L->name) == 0)
+				want = QUOTED[i].quoted;
+		char number[32] = "", hint[160];
+		snprintf(hint, sizeof(hint),
+			 "use an fpr of at least %s with layout '%s', or a bloom filter",
+			 want ? want : "?", L->name);
+		CHECK(strcmp(err.hint, hint) == 0, "%s: hint '%s', want '%s'", L->name, err.hint,
+		      hint);
+		/* The number as the hint prints it, whatever it is. */
+		unsigned whole = 0, frac = 0;
+		int exponent = 0;
+		CHECK(sscanf(err.hint, "use an fpr of at least %31s", number) == 1 &&
+			  sscanf(number, "%u.%3ue%d", &whole, &frac, &exponent) == 3,
+		      "%s: no d.ddde-x number in '%s'", L->name, err.hint);
+		double quoted = strtod(number, NULL);
+		CHECK(amq_cuckoo_create(&f, L->layout, 100, quoted, 0, A, &err) == AMQ_OK &&
+			  f.hashes == 32,
+		      "%s: the quoted %s refused: %s", L->name, number, err.message);
+		amq_filter_free(&f, A);
+		unsigned digits = whole * 1000 + frac - 1;
+		char below[32];
+		snprintf(below, sizeof(below), "%u.%03ue%d", digits / 1000, digits % 1000,
+			 exponent);
+		CHECK(amq_cuckoo_create(&f, L->layout, 100, strtod(below, NULL), 0, A, &err) ==
+			  AMQ_INVALID_ARGUMENT,
+		      "%s: %s, one less in the last digit of %s, accepted", L->name, below, number);
+	}
 }
 
 /* Filters sized for a capacity take all of it, and the first failed add
@@ -342,7 +402,16 @@ static void failed_adds_change_nothing(void)
 			}
 			failures++;
 			changed += memcmp(before, f.bytes, f.size) != 0 || f.items != items;
-			CHECK(err.status == AMQ_FILTER_FULL, "%s: status %d", L->name, err.status);
+			/* Distinct values: the filter is full, whatever the layout. */
+			char want[256];
+			snprintf(want, sizeof(want),
+				 "cuckoo filter is full (%llu items, load %.1f%%)",
+				 (unsigned long long)f.items, 100.0 * amq_cuckoo_load(&f));
+			CHECK(err.status == AMQ_FILTER_FULL && strcmp(err.message, want) == 0 &&
+				  strcmp(err.hint,
+					 "rebuild with cuckoo_agg or a larger capacity") == 0,
+			      "%s: status %d, '%s' / '%s', want '%s'", L->name, err.status,
+			      err.message, err.hint, want);
 		}
 		CHECK(failures >= 50 && changed == 0, "%s: %d of %d failed adds changed bytes",
 		      L->name, changed, failures);
@@ -356,7 +425,8 @@ static void failed_adds_change_nothing(void)
 }
 
 /* In a sparse filter, count equals the copies added (2b fit in two buckets,
- * one more does not);
+ * one more does not, changes no byte and says why: 4, 8 and 16 copies, not a
+ * full filter);
  * deleting them counts down to absent; core's counts agree with the spec's
  * reading of the bytes. */
 static void copies_and_deletes(void)
@@ -373,8 +443,25 @@ static void copies_and_deletes(void)
 			      "%s: count %u / spec %u after %u copies", L->name,
 			      amq_cuckoo_count(&f, h), spec_count(&f, L, h), c);
 		}
+		amq_filter_seal(&f);
+		uint8_t *before = snapshot(&f);
+		uint64_t items = f.items;
 		CHECK(amq_cuckoo_add(&f, h, &err) == AMQ_FILTER_FULL, "%s: copy %u must not fit",
 		      L->name, 2 * L->slots + 1);
+		CHECK(memcmp(before, f.bytes, f.size) == 0 && f.items == items,
+		      "%s: the refused copy changed the filter", L->name);
+		free(before);
+		char want[256];
+		snprintf(
+		    want, sizeof(want),
+		    "cuckoo filter already holds this value %u times, the most a %s filter can",
+		    2 * L->slots, L->name);
+		CHECK(strcmp(err.message, want) == 0, "%s: '%s', want '%s'", L->name, err.message,
+		      want);
+		CHECK(strcmp(err.hint,
+			     "use cuckoo_add_unique to add a value once, or a counting "
+			     "bloom filter (bloom_new(n, p, 'counting')) to count it") == 0,
+		      "%s: hint '%s'", L->name, err.hint);
 		for (uint32_t c = 2 * L->slots; c > 0; c--) {
 			CHECK(amq_cuckoo_delete(&f, h), "%s: delete copy %u", L->name, c);
 			CHECK(amq_cuckoo_count(&f, h) == c - 1, "%s: count after delete", L->name);
@@ -547,6 +634,7 @@ int main(void)
 {
 	registry_layouts();
 	sizing();
+	lowest_fpr();
 	reaches_load();
 	small_filters();
 	failed_adds_change_nothing();

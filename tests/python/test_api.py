@@ -256,6 +256,71 @@ def cuckoo_full(r):
     r.check("add_many skips None", 1 in g and 2 in g and g.info()["items"] == 2)
 
 
+PY_COPIES_HINT = ("use Filter.add_unique(value) to add a value once, or a counting bloom filter "
+                  "(amq.bloom(values, layout='counting')) to count it")
+
+
+def cuckoo_copies(r):
+    """A value added once more than a cuckoo filter can hold it (2b copies: 4,
+    8 and 16), however empty the filter, raises amq.Error in its own words with
+    a hint that names Python's ways, and changes no byte; add_many says it as
+    cuckoo_add_agg does; distinct values still fill a filter, with the full
+    filter's message."""
+    for layout, b in (("b2", 2), ("b4", 4), ("b8", 8), ("semisorted", 4)):
+        f = amq.cuckoo([], capacity=100000, fpr=0.01, layout=layout)
+        for _ in range(2 * b):
+            f.add("k")
+        r.equal(f"cuckoo {layout}: {2 * b} copies", f.count("k"), 2 * b)
+        before = bytes(f)
+        message = (f"cuckoo filter already holds this value {2 * b} times, the most a {layout} "
+                   "filter can")
+        e = r.raises(f"cuckoo {layout}: copy {2 * b + 1} is amq.Error", amq.Error, f.add, "k",
+                     message=f"{message}: {PY_COPIES_HINT}")
+        r.equal(f"cuckoo {layout}: ... message, hint, SQLSTATE",
+                e and (e.message, e.hint, e.sqlstate), (message, PY_COPIES_HINT, "54000"))
+        r.equal(f"cuckoo {layout}: ... and changed no byte", bytes(f), before)
+        g = amq.cuckoo([], capacity=100000, fpr=0.01, layout=layout)
+        before = bytes(g)
+        r.raises(f"cuckoo {layout}: add_many of {2 * b + 1} copies", amq.Error, g.add_many,
+                 ["k"] * (2 * b + 1),
+                 message=f"cuckoo_add_agg: {message}, after adding {2 * b} values: add_many "
+                 f"changed nothing; {PY_COPIES_HINT}")
+        r.equal(f"cuckoo {layout}: ... and changed nothing", bytes(g), before)
+        full = amq.cuckoo([], capacity=100, fpr=0.01, layout=layout)
+        e = None
+        for i in range(100000):
+            try:
+                full.add(i)
+            except amq.Error as error:
+                e = error
+                break
+        i = full.info()
+        want = (f"cuckoo filter is full ({i['items']} items, load "
+                f"{100 * i['items'] / i['total_slots']:.1f}%): build it with amq.cuckoo over every "
+                "value and no capacity (sized for them), or with a larger capacity")
+        r.equal(f"cuckoo {layout}: distinct values fill it, with the full filter's hint", e and str(e),
+                want)
+
+
+def cuckoo_lowest_fpr(r):
+    """Each layout's lowest fpr is 2b/2^32; below it the hint quotes it rounded up
+    to 4 digits (SQL's words): that value is accepted, one less in its last digit
+    is refused."""
+    for layout, b, quoted, below in (("b2", 2, "9.314e-10", "9.313e-10"),
+                                     ("b4", 4, "1.863e-09", "1.862e-09"),
+                                     ("b8", 8, "3.726e-09", "3.725e-09"),
+                                     ("semisorted", 4, "1.863e-09", "1.862e-09")):
+        e = r.raises(f"cuckoo {layout} at 1e-12", amq.Error, amq.cuckoo, [], fpr=1e-12,
+                     capacity=100, layout=layout)
+        r.equal(f"cuckoo {layout}: the hint", e and e.hint,
+                f"use an fpr of at least {quoted} with layout '{layout}', or a bloom filter")
+        for p in (2 * b / 2 ** 32, float(quoted)):
+            r.equal(f"cuckoo {layout} at {p!r}: 32-bit fingerprints",
+                    amq.cuckoo([], fpr=p, capacity=100, layout=layout).info()["fingerprint_bits"], 32)
+        r.raises(f"cuckoo {layout} at {below}", amq.Error, amq.cuckoo, [], fpr=float(below),
+                 capacity=100, layout=layout)
+
+
 def combining(r):
     """union, intersection, their operators, and the incompatible case."""
     a = amq.bloom(range(0, 600), capacity=1000)
@@ -655,8 +720,9 @@ def damaged_bytes(r, seed_dir):
 
 def main():
     seed_dir = sys.argv[1] if len(sys.argv) > 1 else None
-    Results().run(hash_vectors, filter_basics, none_is_null, mutation, cuckoo_full, combining, builders,
-                  loading, namespace, command, readme_commands, lambda r: damaged_bytes(r, seed_dir))
+    Results().run(hash_vectors, filter_basics, none_is_null, mutation, cuckoo_full, cuckoo_copies,
+                  cuckoo_lowest_fpr, combining, builders, loading, namespace, command, readme_commands,
+                  lambda r: damaged_bytes(r, seed_dir))
 
 
 if __name__ == "__main__":

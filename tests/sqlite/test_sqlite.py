@@ -940,20 +940,94 @@ def test_cuckoo_layouts():
         check(saved > 0.9, f"semisorted saves {saved} bits per item at {p}")
     expect_error("SELECT cuckoo_new(100, 1e-12, 'b4')",
                  "fpr 1e-12 does not fit a b4 cuckoo filter: it needs 43-bit fingerprints, and "
-                 "fingerprints have 4 to 32 bits: use an fpr of at least 1.87e-09 with layout 'b4', "
+                 "fingerprints have 4 to 32 bits: use an fpr of at least 1.863e-09 with layout 'b4', "
                  "or a bloom filter")
     expect_error("SELECT cuckoo_new(100, 0.6, 'b2')",
                  "fpr 0.6 does not fit a b2 cuckoo filter: it needs 3-bit fingerprints, and "
                  "fingerprints have 4 to 32 bits: use an fpr below 0.5 with layout 'b2', or layout 'b4'")
     expect_error("SELECT cuckoo_agg(1, 1e-9, NULL, 'b8')",
                  "fpr 1e-09 does not fit a b8 cuckoo filter: it needs 34-bit fingerprints, and "
-                 "fingerprints have 4 to 32 bits: use an fpr of at least 3.73e-09 with layout 'b8', "
+                 "fingerprints have 4 to 32 bits: use an fpr of at least 3.726e-09 with layout 'b8', "
                  "or a bloom filter")
     expect_error("SELECT cuckoo_new(10, 0.01, 'b3')",
                  "unknown cuckoo layout 'b3': use 'b2', 'b4' or 'b8' (fingerprints per bucket), or "
                  "'semisorted' (b4 with one bit less per item)")
     expect_error("SELECT cuckoo_new(10, 0.01, 4)", "cuckoo_new: layout must be text, got integer")
     check(one("SELECT cuckoo_new(10, 0.01, NULL)") is None, "a NULL layout gives NULL")
+
+
+COPIES_HINT = ("use cuckoo_add_unique to add a value once, or a counting bloom filter "
+               "(bloom_new(n, p, 'counting')) to count it")
+
+
+def test_cuckoo_copies():
+    """A value added once more than a cuckoo filter can hold it (2b copies: 4, 8
+    and 16) is refused in its own words, however empty the filter, and the
+    stored bytes stay; cuckoo_add_agg says the same with its own prefix; a
+    filter full of distinct values still says it is full."""
+    for layout, b in (("b2", 2), ("b4", 4), ("b8", 8), ("semisorted", 4)):
+        empty = one(f"SELECT cuckoo_new(100000, 0.01, '{layout}')")
+        f = empty
+        for _ in range(2 * b):
+            f = one("SELECT cuckoo_add(?, 'k')", (f,))
+        check(one("SELECT cuckoo_count(?, 'k')", (f,)) == 2 * b, f"{layout}: {2 * b} copies")
+        expect_error("SELECT cuckoo_add(?, 'k')",
+                     f"cuckoo filter already holds this value {2 * b} times, the most a {layout} "
+                     f"filter can: {COPIES_HINT}", (f,))
+        db.execute("CREATE TEMP TABLE copies(f BLOB)")
+        db.execute("INSERT INTO copies VALUES (?)", (f,))
+        check(error_of("UPDATE copies SET f = cuckoo_add(f, 'k')") is not None and
+              one("SELECT f FROM copies") == f, f"{layout}: the refused UPDATE kept the bytes")
+        db.execute("DROP TABLE copies")
+        expect_error(f"{series(2 * b + 1)} SELECT cuckoo_add_agg(?, 'k') FROM n",
+                     f"cuckoo_add_agg: cuckoo filter already holds this value {2 * b} times, the "
+                     f"most a {layout} filter can, after adding {2 * b} values: the statement "
+                     f"changes nothing; {COPIES_HINT}", (empty,))
+        _, added, full = fill(one(f"SELECT cuckoo_new(100, 0.01, '{layout}')"))
+        check(re.fullmatch(r"cuckoo filter is full \(\d+ items, load \d+\.\d%\): "
+                           r"rebuild with cuckoo_agg or a larger capacity", full or "") is not None,
+              f"{layout}: distinct values fill it: {full!r}")
+
+
+def test_cuckoo_lowest_fpr():
+    """The lowest fpr of each layout is 2b/2^32 (32-bit fingerprints): that
+    value is accepted and the double below it refused. The hint of a refusal
+    quotes it rounded up to 4 digits: the value quoted is accepted, one less
+    in its last digit is refused, and README.md and docs/CUCKOO.md quote the
+    same values (and no longer the 3-digit ones that were refused)."""
+    docs = {}
+    for name in ("README.md", os.path.join("docs", "CUCKOO.md")):
+        with open(os.path.join(ROOT, name)) as fh:
+            docs[name] = fh.read()
+
+    def fingerprint_bits(layout, p):
+        f = one(f"SELECT cuckoo_new(100, ?, '{layout}')", (p,))
+        return info(f, "cuckoo")["fingerprint_bits"]
+
+    for layout, b in (("b2", 2), ("b4", 4), ("b8", 8), ("semisorted", 4)):
+        lowest = 2 * b / 2 ** 32
+        check(fingerprint_bits(layout, lowest) == 32, f"{layout}: 2b/2^32 accepted")
+        err = error_of(f"SELECT cuckoo_new(100, ?, '{layout}')", (math.nextafter(lowest, 0),))
+        check(err is not None and "needs 33-bit fingerprints" in err,
+              f"{layout}: the double below 2b/2^32: {err!r}")
+        err = error_of(f"SELECT cuckoo_new(100, 1e-12, '{layout}')") or ""
+        m = re.search(r"use an fpr of at least ((\d)\.(\d{3})e(-\d+)) with layout "
+                      f"'{layout}', or a bloom filter$", err)
+        check(m is not None, f"{layout}: a 4-digit bound in {err!r}")
+        if m is None:
+            continue
+        quoted = m.group(1)
+        check(fingerprint_bits(layout, float(quoted)) == 32, f"{layout}: the quoted {quoted} accepted")
+        digits = int(m.group(2)) * 1000 + int(m.group(3)) - 1
+        below = f"{digits // 1000}.{digits % 1000:03d}e{m.group(4)}"
+        err = error_of(f"SELECT cuckoo_new(100, {below}, '{layout}')")
+        check(err is not None and "needs 33-bit fingerprints" in err,
+              f"{layout}: {below}, one less in the last digit of {quoted}, refused: {err!r}")
+        for name, text in docs.items():
+            check(f"`{quoted}`" in text or f"| {quoted} |" in text, f"{name} quotes {quoted}")
+    for name, text in docs.items():
+        for old in ("1.86·10⁻⁹", "9.31·10⁻¹⁰", "9.3·10⁻¹⁰", "1.87e-09", "3.73e-09"):
+            check(old not in text, f"{name} still says {old}")
 
 
 def fold(function, f, values):
@@ -1103,7 +1177,7 @@ def main():
              test_cuckoo_functions, test_nulls, test_errors, test_aggregates,
              test_same_bytes_every_run, test_cli, test_demo, test_million_rows,
              test_filter_cache, test_layouts, test_counting, test_scalable, test_cuckoo_layouts,
-             test_bulk]
+             test_cuckoo_copies, test_cuckoo_lowest_fpr, test_bulk]
     for test in tests:
         start = time.perf_counter()
         before = failed
