@@ -543,10 +543,11 @@ PyDoc_STRVAR(
     intersection_doc,
     "intersection(other) -> Filter\n\nA new filter of what both hold (bloom_intersect); same "
     "rule as union.\nAlso `f & g`; `f &= g` in place.");
-PyDoc_STRVAR(contains_many_doc,
-	     "contains_many(values) -> list[bool | None]\n\n[f.contains(v) for v in values], faster: "
-	     "values are hashed and probed\nin batches (a Bloom filter loads blocks ahead). A "
-	     "None gives None in its\nplace, as bloom_contains gives NULL for NULL.");
+PyDoc_STRVAR(
+    contains_many_doc,
+    "contains_many(values) -> list[bool | None]\n\n[f.contains(v) for v in values], faster: "
+    "values are hashed and probed\nin batches (a Bloom filter loads blocks ahead). A "
+    "None gives None in its\nplace, as bloom_contains gives NULL for NULL.");
 PyDoc_STRVAR(add_many_doc,
 	     "add_many(values) -> None\n\nAdds every value in order, the bytes of bloom_add_agg / "
 	     "cuckoo_add_agg\nover them; None is skipped, as NULL. Nothing changes when a value "
