@@ -131,6 +131,21 @@ SELECT * FROM pg_temp.shipped('SELECT count(*) FROM fact_plain f JOIN dim d ON f
 SELECT * FROM pg_temp.shipped('SELECT count(*) FROM fact_text f JOIN dim d ON f.k = d.k');
 SELECT * FROM pg_temp.fetched('SELECT count(*) FROM fact_text f JOIN dim d ON f.k = d.k', 200, 10000);
 SELECT count(*) FROM fact_text f JOIN dim d ON f.k = d.k;
+-- A remote timestamptz behind a local text: a type that takes no collation,
+-- so the probe's text cast must parse there too; every row passes.
+CREATE TABLE remote.fact_tz AS
+  SELECT g AS id, timestamptz '2024-01-01 00:00:00+00' + g * interval '1 hour' AS k
+  FROM generate_series(1, 1000) g;
+CREATE FOREIGN TABLE fact_tz (id int, k text)
+  SERVER rloop OPTIONS (schema_name 'remote', table_name 'fact_tz');
+CREATE TABLE dim_tz AS
+  SELECT to_char(timestamp '2024-01-01' + g * 10 * interval '1 hour', 'YYYY-MM-DD HH24:MI:SS') || '+00'
+         AS k
+  FROM generate_series(1, 50) g;
+ANALYZE dim_tz;
+SELECT * FROM pg_temp.shipped('SELECT count(*) FROM fact_tz f JOIN dim_tz d ON f.k = d.k');
+SELECT * FROM pg_temp.fetched('SELECT count(*) FROM fact_tz f JOIN dim_tz d ON f.k = d.k', 50, 1000);
+SELECT count(*) FROM fact_tz f JOIN dim_tz d ON f.k = d.k;
 -- A database without amq behind extensions 'amq': its own error, as
 -- postgres_fdw gives for any extension a server declares but lacks.
 \set VERBOSITY terse
@@ -206,7 +221,7 @@ FETCH 10 FROM c;
 COMMIT;
 
 DROP SERVER rloop, rloop_plain, rloop_noext CASCADE;
-DROP TABLE answers, queries, dim, dim8, dim_big;
+DROP TABLE answers, queries, dim, dim8, dim_big, dim_tz;
 DROP SCHEMA remote CASCADE;
 DROP EXTENSION postgres_fdw;
 DROP DATABASE amq_remote_noext WITH (FORCE);
