@@ -20,8 +20,9 @@
  *   nothing but its fingerprint (2b copies of the value) it fails at once;
  *   otherwise it kicks fingerprints along a random walk chosen by a PRNG
  *   seeded from h (never from global state, so the same adds give the same
- *   bytes everywhere) for at most MAX_KICKS steps. A walk that finds no free slot is undone step by
- * step, so a failed add leaves the filter byte for byte as it was.
+ *   bytes everywhere) for at most MAX_KICKS steps. A walk that finds no free
+ *   slot is undone step by step, so a failed add leaves the filter byte for
+ *   byte as it was.
  * - Delete removes one copy. Deleting a value that was never added can remove
  *   another value's matching fingerprint: delete only what you added.
  */
