@@ -10,10 +10,11 @@
  * The parameter is NULL until a build completes, and NULL again from a
  * rebuild's start; a filter larger than amq.join_filter_remote_max_memory,
  * or whose keys do not fit in work_mem times hash_mem_multiplier while they
- * are collected, is sent as NULL (the shard then filters nothing). Publishing marks the
- * parameter changed on every linked scan, so that its next row starts with
- * ExecReScan and postgres_fdw closes any cursor it kept (one opened with the
- * last build's filter) and opens a new one with this value. The scans are
+ * are collected, is sent as NULL (the shard then filters nothing).
+ * Publishing marks the parameter changed on every linked scan, so that its
+ * next row starts with ExecReScan and postgres_fdw closes any cursor it kept
+ * (one opened with the last build's filter) and opens a new one with this
+ * value. The scans are
  * never mid-way then: the join builds before it reads any outer row
  * (joinfilter/plan.c turns its prefetch off), and a rebuild comes after
  * ExecReScanHashJoin has rescanned the outer side. A join that keeps its
