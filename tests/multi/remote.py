@@ -19,8 +19,10 @@ shard's orders):
   amq.join_filter_remote off, for a server without extensions 'amq', and
   none sent (the scan gets every row) above amq.join_filter_remote_max_memory
   or work_mem;
-- a shard without amq behind a server that lists it fails the query with the
-  shard's own error (postgres_fdw's contract for a declared extension);
+- a shard without amq, or with amq in another schema than the coordinator's,
+  behind a server that lists it fails the query with the shard's own error
+  (postgres_fdw's contract for a declared extension), and the README's check
+  query tells each case;
 - remote columns whose type hashes otherwise than the local one (char(n) or
   timestamptz behind text, text behind bigint) get the filter, and the shard
   passes every row: never a row missed;
@@ -265,7 +267,26 @@ def without_amq(r):
     r.check("a shard without amq behind extensions 'amq': with amq.join_filter_remote off, "
             "the answer of orders",
             answer(mixed, ON + " SET amq.join_filter_remote = off;") == answer(query, OFF))
-    for server, want in (("shard1", ["public|t"]), ("rnoamq", [])):
+    # shard2's orders again, in a database whose amq is in another schema:
+    # the shipped names are the coordinator's (public), so the shard fails.
+    psql("shard2", "CREATE DATABASE rotherschema;")
+    psql("shard2", """
+        CREATE SCHEMA other;
+        CREATE EXTENSION amq SCHEMA other;
+        CREATE TABLE orders (id bigint, customer_id bigint, amount numeric(10, 2));
+        INSERT INTO orders SELECT i, (i * 7919) % 100000, (i % 10000) / 100.0
+          FROM generate_series(100001::bigint, 200000) i;""", db="rotherschema")
+    faults.shard2_server("rotherschema")
+    other = VIP.format(t="rotherschema_orders")
+    out = run_psql("coord", f"{ON}\n{other};")
+    r.check("a shard with amq in another schema: the shard's error, no rows",
+            out.returncode != 0 and out.stdout == ""
+            and re.search(r'ERROR:  type "public\.bloom" does not exist.*CONTEXT:  remote SQL command',
+                          out.stderr, re.S) is not None,
+            " / ".join(out.stderr.strip().split("\n")[:3]))
+    r.check("a shard with amq in another schema: with amq.join_filter_remote off, 2,000 orders",
+            answer(other, ON + " SET amq.join_filter_remote = off;").startswith("2000|"))
+    for server, want in (("shard1", ["public|t"]), ("rnoamq", []), ("rotherschema", ["other|f"])):
         got = readme_check(server)
         r.check(f"the README's check query on {server}: {want or 'no row'}",
                 [row.split("|", 1)[0] + "|" + row.rsplit("|", 1)[1] for row in got] == want,
