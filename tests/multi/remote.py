@@ -239,14 +239,8 @@ def without_amq(r):
         same_answer(r, "server shard1 without extensions 'amq'", query, 4000)
     finally:
         psql("coord", "ALTER SERVER shard1 OPTIONS (ADD extensions 'amq');")
-    # shard2's orders again, in a database without amq (faults.py's helper
-    # makes its server, with extensions 'amq').
-    psql("shard2", "CREATE DATABASE rnoamq;")
-    psql("shard2", """
-        CREATE TABLE orders (id bigint, customer_id bigint, amount numeric(10, 2));
-        INSERT INTO orders SELECT i, (i * 7919) % 100000, (i % 10000) / 100.0
-          FROM generate_series(100001::bigint, 200000) i;""", db="rnoamq")
-    faults.shard2_server("rnoamq", """
+    # shard2's orders again, in a database without amq.
+    shard2_orders("rnoamq", "", """
         CREATE TABLE orders_mix (id bigint, customer_id bigint, amount numeric(10, 2))
           PARTITION BY RANGE (id);
         CREATE FOREIGN TABLE orders_mix1 PARTITION OF orders_mix FOR VALUES FROM (1) TO (100001)
@@ -258,32 +252,15 @@ def without_amq(r):
     r.check("a shard without amq behind extensions 'amq': both scans carry the filter",
             all(filters_on("customer_id")(s["Remote SQL"]) for s in scans.values()),
             " | ".join(s["Remote SQL"][:140] for s in scans.values()))
-    out = run_psql("coord", f"{ON}\n{mixed};")
-    r.check("a shard without amq behind extensions 'amq': the shard's error, no rows",
-            out.returncode != 0 and out.stdout == ""
-            and re.search(r'ERROR:  type "public\.bloom" does not exist.*CONTEXT:  remote SQL command',
-                          out.stderr, re.S) is not None,
-            " / ".join(out.stderr.strip().split("\n")[:3]))
+    shard_error(r, "a shard without amq behind extensions 'amq'", mixed)
     r.check("a shard without amq behind extensions 'amq': with amq.join_filter_remote off, "
             "the answer of orders",
             answer(mixed, ON + " SET amq.join_filter_remote = off;") == answer(query, OFF))
     # shard2's orders again, in a database whose amq is in another schema:
     # the shipped names are the coordinator's (public), so the shard fails.
-    psql("shard2", "CREATE DATABASE rotherschema;")
-    psql("shard2", """
-        CREATE SCHEMA other;
-        CREATE EXTENSION amq SCHEMA other;
-        CREATE TABLE orders (id bigint, customer_id bigint, amount numeric(10, 2));
-        INSERT INTO orders SELECT i, (i * 7919) % 100000, (i % 10000) / 100.0
-          FROM generate_series(100001::bigint, 200000) i;""", db="rotherschema")
-    faults.shard2_server("rotherschema")
+    shard2_orders("rotherschema", "CREATE SCHEMA other; CREATE EXTENSION amq SCHEMA other;")
     other = VIP.format(t="rotherschema_orders")
-    out = run_psql("coord", f"{ON}\n{other};")
-    r.check("a shard with amq in another schema: the shard's error, no rows",
-            out.returncode != 0 and out.stdout == ""
-            and re.search(r'ERROR:  type "public\.bloom" does not exist.*CONTEXT:  remote SQL command',
-                          out.stderr, re.S) is not None,
-            " / ".join(out.stderr.strip().split("\n")[:3]))
+    shard_error(r, "a shard with amq in another schema", other)
     r.check("a shard with amq in another schema: with amq.join_filter_remote off, 2,000 orders",
             answer(other, ON + " SET amq.join_filter_remote = off;").startswith("2000|"))
     for server, want in (("shard1", ["public|t"]), ("rnoamq", []), ("rotherschema", ["other|f"])):
@@ -291,6 +268,30 @@ def without_amq(r):
         r.check(f"the README's check query on {server}: {want or 'no row'}",
                 [row.split("|", 1)[0] + "|" + row.rsplit("|", 1)[1] for row in got] == want,
                 str(got))
+
+
+def shard2_orders(db, setup, more=""):
+    """shard2's upper half of orders again, in a new database db after the
+    SQL setup there, behind a coordinator server of that name with
+    extensions 'amq' (faults.py's helper: foreign table db_orders, then the
+    coordinator's SQL more)."""
+    psql("shard2", f"CREATE DATABASE {db};")
+    psql("shard2", f"""{setup}
+        CREATE TABLE orders (id bigint, customer_id bigint, amount numeric(10, 2));
+        INSERT INTO orders SELECT i, (i * 7919) % 100000, (i % 10000) / 100.0
+          FROM generate_series(100001::bigint, 200000) i;""", db=db)
+    faults.shard2_server(db, more)
+
+
+def shard_error(r, name, query):
+    """Checks that query, its filter shipped to a shard whose amq is not in
+    the coordinator's schema, fails with the shard's own error and no rows."""
+    out = run_psql("coord", f"{ON}\n{query};")
+    r.check(f"{name}: the shard's error, no rows",
+            out.returncode != 0 and out.stdout == ""
+            and re.search(r'ERROR:  type "public\.bloom" does not exist.*CONTEXT:  remote SQL command',
+                          out.stderr, re.S) is not None,
+            " / ".join(out.stderr.strip().split("\n")[:3]))
 
 
 def readme_check(server):

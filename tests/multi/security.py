@@ -194,6 +194,17 @@ def foreign_server(name, host_port, dbname, more="", table="orders"):
           SERVER {name} OPTIONS (table_name '{table}');""")
 
 
+def server_role(name, mapping):
+    """On the coordinator, role name (no superuser) with USAGE on server
+    name, SELECT on its foreign table and rsec_vip, and a user mapping there
+    with the options mapping."""
+    psql("coord", f"""
+        CREATE ROLE {name};
+        GRANT USAGE ON FOREIGN SERVER {name} TO {name};
+        GRANT SELECT ON {name}_orders, rsec_vip TO {name};
+        CREATE USER MAPPING FOR {name} SERVER {name} OPTIONS ({mapping});""")
+
+
 def planted_operator(r):
     """Finding: amq's plan-time catalog query ran on the shard under the
     remote user's search_path with an unqualified =, so the owner of the
@@ -255,11 +266,7 @@ def empty_password(r):
     error, and no connection at all reached shard1."""
     foreign_server("rsec_empty", port("shard1"), "postgres")
     try:
-        psql("coord", """
-            CREATE ROLE rsec_empty;
-            GRANT USAGE ON FOREIGN SERVER rsec_empty TO rsec_empty;
-            GRANT SELECT ON rsec_empty_orders, rsec_vip TO rsec_empty;
-            CREATE USER MAPPING FOR rsec_empty SERVER rsec_empty OPTIONS (user 'postgres', password '');""")
+        server_role("rsec_empty", "user 'postgres', password ''")
         before = connections("shard1")
         out = run_psql("coord", f"{SETUP} SET ROLE rsec_empty; {explain('rsec_empty_orders')}"
                                 f"\\echo the join\n{COUNT.format(t='rsec_empty_orders')};")
@@ -311,12 +318,7 @@ sleep 0.5
                 break
             time.sleep(0.1)
         foreign_server("rsec_reset", port("shard1"), "postgres")
-        psql("coord", """
-            CREATE ROLE rsec_reset;
-            GRANT USAGE ON FOREIGN SERVER rsec_reset TO rsec_reset;
-            GRANT SELECT ON rsec_reset_orders, rsec_vip TO rsec_reset;
-            CREATE USER MAPPING FOR rsec_reset SERVER rsec_reset
-              OPTIONS (user 'rsec_reset', password 'rsec-secret');""")
+        server_role("rsec_reset", "user 'rsec_reset', password 'rsec-secret'")
         before = connections("shard1")
         out = run_psql("coord", "\n".join([
             SETUP, "SET ROLE rsec_reset;", explain("rsec_reset_orders"),
@@ -439,12 +441,7 @@ def dropped_mapping(r):
     try:
         psql("shard1", "CREATE ROLE rsec_um LOGIN; GRANT SELECT ON orders TO rsec_um;")
         foreign_server("rsec_um", port("shard1"), "postgres")
-        psql("coord", """
-            CREATE ROLE rsec_um;
-            GRANT USAGE ON FOREIGN SERVER rsec_um TO rsec_um;
-            GRANT SELECT ON rsec_um_orders, rsec_vip TO rsec_um;
-            CREATE USER MAPPING FOR rsec_um SERVER rsec_um
-              OPTIONS (user 'rsec_um', password_required 'false');""")
+        server_role("rsec_um", "user 'rsec_um', password_required 'false'")
         before = connections("shard1")
         out = run_psql("coord", "\n".join([
             SETUP, "SET ROLE rsec_um;", explain("rsec_um_orders"),
