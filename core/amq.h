@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AMQ_VERSION "0.3.0"
+#define AMQ_VERSION "0.4.0"
 #define AMQ_HEADER_BYTES 64
 /* Largest filter, header included: 1 GiB less 64 bytes, so that it fits a
  * PostgreSQL varlena. (SQLite's default blob limit is 10^9 bytes; its adapter
@@ -91,6 +91,26 @@ typedef enum amq_layout {
 } amq_layout;
 
 /*
+ * The family of a value: which tag of docs/HASHING.md its hash starts with,
+ * integers and reals together (3 = 3.0). Values of different families never
+ * hash alike, so a probe of a family a filter does not hold is a mistake
+ * (the text '42' against a filter of integers), and core says so instead of
+ * answering "no". Bits, so that a filter's families are a set.
+ */
+typedef enum amq_family {
+	AMQ_FAMILY_NUMBER = 1, /* integers, reals, booleans */
+	AMQ_FAMILY_TEXT = 2,   /* text, and what hashes as text: dates, times, uuids */
+	AMQ_FAMILY_BLOB = 4    /* blobs, bytea */
+} amq_family;
+/* Every family bit a header may hold. */
+#define AMQ_FAMILIES_ALL 7
+/* amq_filter.families of a filter of format version 1 to 3, written before
+ * filters recorded their families: unknown, so nothing is checked. */
+#define AMQ_FAMILIES_UNKNOWN 0xFF
+/* The first format version that records families (header byte 44). */
+#define AMQ_FAMILIES_FORMAT_VERSION 4
+
+/*
  * A parsed view of a serialized filter. bytes/size cover the whole buffer;
  * the other fields mirror the header. Functions that change a filter update
  * the payload and these fields; amq_filter_seal() writes them back to the
@@ -107,6 +127,10 @@ typedef struct amq_filter {
 	uint64_t items;	  /* values added (bloom: adds; cuckoo: occupied slots) */
 	uint8_t *payload; /* bytes + AMQ_HEADER_BYTES */
 	uint64_t payload_size;
+	/* The families of the values added (amq_family bits); 0: none yet, so
+	 * the first add decides; AMQ_FAMILIES_UNKNOWN: an older format, sealed
+	 * again in its own version. */
+	uint8_t families;
 } amq_filter;
 
 /* ---- errors (error.c) ---- */
@@ -123,6 +147,89 @@ uint64_t amq_hash_double(double value, uint64_t seed);
 /* text must be UTF-8. */
 uint64_t amq_hash_text(const void *text, size_t len, uint64_t seed);
 uint64_t amq_hash_blob(const void *blob, size_t len, uint64_t seed);
+
+/* One value, as an adapter decoded it: what it hashes as, and what the family
+ * check shows of it in a message. */
+typedef struct amq_value {
+	amq_family family;
+	bool integral;	   /* a number: integer holds it (else real) */
+	int64_t integer;   /* integral number */
+	double real;	   /* other number */
+	const void *bytes; /* text (UTF-8) or blob, len bytes; NULL when len is 0 */
+	size_t len;
+} amq_value;
+
+/* amq_value constructors, for adapters and tests. */
+static inline amq_value amq_value_integer(int64_t i)
+{
+	return (amq_value){.family = AMQ_FAMILY_NUMBER, .integral = true, .integer = i};
+}
+static inline amq_value amq_value_real(double d)
+{
+	return (amq_value){.family = AMQ_FAMILY_NUMBER, .real = d};
+}
+static inline amq_value amq_value_text(const void *utf8, size_t len)
+{
+	return (amq_value){.family = AMQ_FAMILY_TEXT, .bytes = utf8, .len = len};
+}
+static inline amq_value amq_value_blob(const void *blob, size_t len)
+{
+	return (amq_value){.family = AMQ_FAMILY_BLOB, .bytes = blob, .len = len};
+}
+
+/* The hash of v with seed: amq_hash_int, _double, _text or _blob. Inline,
+ * so that a caller that decodes and hashes one value keeps no struct. */
+static inline uint64_t amq_value_hash(const amq_value *v, uint64_t seed)
+{
+	switch (v->family) {
+	case AMQ_FAMILY_NUMBER:
+		return v->integral ? amq_hash_int(v->integer, seed)
+				   : amq_hash_double(v->real, seed);
+	case AMQ_FAMILY_TEXT:
+		return amq_hash_text(v->bytes, v->len, seed);
+	case AMQ_FAMILY_BLOB:
+		break;
+	}
+	return amq_hash_blob(v->bytes, v->len, seed);
+}
+
+/* ---- value families of a filter (families.c, docs/FORMAT.md) ---- */
+
+/* Whose words a hint uses: SQL's casts, or Python's conversions. */
+typedef enum amq_dialect { AMQ_DIALECT_SQL, AMQ_DIALECT_PYTHON } amq_dialect;
+
+/* True when f takes a value of family: f holds that family, holds none yet,
+ * or is of an older format (unknown families). One compare per call. */
+static inline bool amq_filter_takes(const amq_filter *f, amq_family family)
+{
+	return (f->families & (uint8_t)family) != 0 || f->families == 0;
+}
+
+/* Records that f holds a value of family: after an add that
+ * amq_filter_takes allowed. Unknown families stay unknown. */
+static inline void amq_filter_note_family(amq_filter *f, amq_family family)
+{
+	f->families |= (uint8_t)family;
+}
+
+/*
+ * AMQ_OK when f takes v's family (amq_filter_takes); otherwise
+ * AMQ_INVALID_ARGUMENT with "<function>: <argument>: the filter holds
+ * numbers, got text '42'" and a hint that shows the cast in the dialect's
+ * words ("cast the value (CAST('42' AS INTEGER), '42'::int8)"). Every probe,
+ * add, delete and count of a user's value runs it; join filters, which are no
+ * user's calls, never do.
+ */
+amq_status amq_check_family(const amq_filter *f, const amq_value *v, const char *function,
+			    const char *argument, amq_dialect dialect, amq_error *err);
+
+/* The format version f is sealed with: AMQ_FAMILIES_FORMAT_VERSION when its
+ * families are known, else its layout's first version (as amq 0.3.0 wrote). */
+unsigned amq_filter_format_version(const amq_filter *f);
+
+/* Writes f's families as a JSON value into out (cap bytes, at least 48):
+ * ["numbers","text"], [] for none yet, null when unknown. */
+void amq_families_json(const amq_filter *f, char *out, size_t cap);
 
 /* ---- argument checks shared by both adapters (params.c) ---- */
 
@@ -188,8 +295,7 @@ const char *amq_kind_name(amq_kind kind);
  * them. */
 amq_kind amq_kind_named(const char *name);
 /* The newest format version this build reads and writes (docs/FORMAT.md):
- * the highest of its variants', each written with the first version that has
- * it. */
+ * AMQ_FAMILIES_FORMAT_VERSION, or a variant's first version if higher. */
 unsigned amq_format_version(void);
 /* The SQL name of f's layout: "classic", "blocked", "b4". */
 const char *amq_filter_layout_name(const amq_filter *f);
@@ -229,7 +335,8 @@ amq_status amq_filter_remove(amq_filter *f, uint64_t hash, bool *removed, amq_er
 amq_status amq_filter_frequency(const amq_filter *f, uint64_t hash, uint64_t *count,
 				amq_error *err);
 /* dst gets everything src holds; AMQ_INCOMPATIBLE unless both have the same
- * variant and parameters. */
+ * variant and parameters. dst's families become both filters' (unknown when
+ * either's are); an intersection keeps those they share. */
 amq_status amq_filter_union_into(amq_filter *dst, const amq_filter *src, amq_error *err);
 /* dst keeps what both hold; same rule. */
 amq_status amq_filter_intersect_into(amq_filter *dst, const amq_filter *src, amq_error *err);
@@ -412,6 +519,7 @@ typedef struct amq_builder {
 	int nruns;
 	bool counts_rows; /* collecting, duplicates kept in bag instead of set */
 	amq_hashbag bag;
+	uint8_t families; /* of every value added (amq_builder_note_family) */
 	amq_allocator alloc;
 } amq_builder;
 
@@ -419,6 +527,12 @@ amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, do
 			    uint64_t capacity, uint64_t seed, const amq_allocator *a,
 			    amq_error *err);
 amq_status amq_builder_add(amq_builder *b, uint64_t hash, amq_error *err);
+/* Records the family of a value added: the filter holds every family its
+ * builder saw (an aggregate over a mixed column gives a mixed filter). */
+static inline void amq_builder_note_family(amq_builder *b, amq_family family)
+{
+	b->families |= (uint8_t)family;
+}
 /* A hint that about `rows` more values are coming, for a caller that knows
  * (a Python sequence): a collecting builder makes room for them at once
  * instead of growing as they arrive. The result is the same either way. */
@@ -449,13 +563,15 @@ void amq_builder_free(amq_builder *b);
 /*
  * Adds value unless f may hold it already: when amq_filter_contains says
  * yes, *added is false and out is untouched (the caller keeps src as it is);
- * otherwise out is a sealed copy of src (from a) with the value added. A
- * false positive makes it skip a value that is new, at the filter's rate:
- * one copy per value without an exact check. A full cuckoo filter is
- * AMQ_FILTER_FULL, as amq_filter_add_to.
+ * otherwise out is a sealed copy of src (from a) with the value added and its
+ * family recorded (the caller checked it with amq_check_family). A false
+ * positive makes it skip a value that is new, at the filter's rate: one copy
+ * per value without an exact check. A full cuckoo filter is AMQ_FILTER_FULL,
+ * as amq_filter_add_to.
  */
-amq_status amq_filter_add_unique(const amq_filter *src, uint64_t hash, amq_filter *out, bool *added,
-				 const amq_allocator *a, amq_error *err);
+amq_status amq_filter_add_unique(const amq_filter *src, uint64_t hash, amq_family family,
+				 amq_filter *out, bool *added, const amq_allocator *a,
+				 amq_error *err);
 
 /* What a bulk aggregate does with each row's value. */
 typedef enum amq_bulk_op { AMQ_BULK_ADD, AMQ_BULK_DELETE } amq_bulk_op;
@@ -492,6 +608,10 @@ amq_status amq_bulk_check_same(amq_bulk *b, const void *head, size_t head_len, s
 			       amq_error *err);
 /* The error of a row whose filter is NULL (AMQ_INVALID_ARGUMENT). */
 amq_status amq_bulk_null_filter(const char *function, amq_kind kind, amq_error *err);
+/* The family check of one row's value against the working copy
+ * (amq_check_family, naming b's function and "value"); an add then records
+ * the family. Before amq_bulk_apply of the value's hash. */
+amq_status amq_bulk_admit(amq_bulk *b, const amq_value *v, amq_dialect dialect, amq_error *err);
 /* Adds or deletes one value's hash. A cuckoo filter that is full fails with
  * AMQ_FILTER_FULL and says how many values went in before; the caller's
  * statement then fails, so the stored filter keeps its bytes. */

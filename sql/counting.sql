@@ -22,8 +22,8 @@ FROM (SELECT bloom_new(1000, 0.01, 'counting') AS c, bloom_new(1000, 0.01, 'clas
 
 -- Add, count, delete.
 CREATE TEMP TABLE cf AS
-SELECT bloom_add(bloom_add(bloom_add(bloom_add(bloom_new(100, 0.01, 'counting'), 7), 7), 7),
-                 'x'::text) AS f;
+SELECT bloom_union(bloom_add(bloom_add(bloom_add(bloom_new(100, 0.01, 'counting'), 7), 7), 7),
+                   bloom_add(bloom_new(100, 0.01, 'counting'), 'x'::text)) AS f;
 SELECT bloom_contains(f, 7) AS has7, f @> 7.0 AS has_7_0, bloom_contains(f, 'x') AS has_x,
        bloom_contains(f, 8) AS has8, bloom_frequency(f, 7) AS freq7,
        bloom_frequency(f, 'x') AS freq_x, bloom_frequency(f, 8) AS freq8,
@@ -44,16 +44,16 @@ FROM cf;
 CREATE TEMP TABLE hot AS
 WITH RECURSIVE adds(i, f) AS (
 	SELECT 0, (SELECT bloom_agg(v, 0.01, 1000, 'counting') FROM generate_series(1, 500) v)
-	UNION ALL SELECT i + 1, bloom_add(f, 'hot'::text) FROM adds WHERE i < 20
+	UNION ALL SELECT i + 1, bloom_add(f, -1) FROM adds WHERE i < 20
 ), dels(i, f) AS (
 	SELECT 0, (SELECT f FROM adds WHERE i = 20)
-	UNION ALL SELECT i + 1, bloom_delete(f, 'hot'::text) FROM dels WHERE i < 20
+	UNION ALL SELECT i + 1, bloom_delete(f, -1) FROM dels WHERE i < 20
 )
 SELECT (SELECT f FROM adds WHERE i = 20) AS added, (SELECT f FROM dels WHERE i = 20) AS deleted;
-SELECT bloom_frequency(added, 'hot'::text) >= 20 AS never_below_20,
+SELECT bloom_frequency(added, -1) >= 20 AS never_below_20,
        (bloom_info(deleted)->>'counters_saturated')::int >= (bloom_info(deleted)->>'hashes')::int
            AS saturated_stay,
-       bloom_contains(deleted, 'hot'::text) AS hot_stays,
+       bloom_contains(deleted, -1) AS hot_stays,
        (SELECT count(*) FROM generate_series(1, 500) v WHERE NOT bloom_contains(deleted, v))
            AS lost
 FROM hot;

@@ -24,24 +24,24 @@ SELECT cuckoo_info(cuckoo_new(1000, 0.0001))->'fingerprint_bits' AS bits_0001,
 
 -- Add, count copies, delete one copy at a time.
 CREATE TEMP TABLE c AS
-SELECT cuckoo_add(cuckoo_add(cuckoo_add(cuckoo_add(cuckoo_new(100), 7), 7), 7), 'x'::text) AS f;
+SELECT cuckoo_add(cuckoo_add(cuckoo_add(cuckoo_add(cuckoo_new(100), 7), 7), 7), 99) AS f;
 SELECT cuckoo_contains(f, 7) AS has7, cuckoo_contains(f, 7.0) AS has_7_0,
-       cuckoo_contains(f, 7::int8) AS has_int8, cuckoo_contains(f, 'x') AS has_x,
+       cuckoo_contains(f, 7::int8) AS has_int8, cuckoo_contains(f, 99) AS has_99,
        cuckoo_contains(f, 8) AS has8, cuckoo_count(f, 7) AS copies7,
-       cuckoo_count(f, 'x') AS copies_x, cuckoo_count(f, 8) AS copies8,
+       cuckoo_count(f, 99) AS copies_99, cuckoo_count(f, 8) AS copies8,
        cuckoo_info(f)->'items' AS items
 FROM c;
 SELECT f @> 7 AS contains_op, 7 <@ f AS contained_op, NOT (f @> 8) AS absent_op FROM c;
 SELECT cuckoo_count(d1, 7) AS after_one, cuckoo_count(d2, 7) AS after_two,
        cuckoo_count(d3, 7) AS after_three, cuckoo_contains(d3, 7) AS still_there,
-       cuckoo_contains(d3, 'x') AS x_kept, cuckoo_info(d3)->'items' AS items
+       cuckoo_contains(d3, 99) AS kept_99, cuckoo_info(d3)->'items' AS items
 FROM (SELECT d1, d2, cuckoo_delete(d2, 7) AS d3
       FROM (SELECT d1, cuckoo_delete(d1, 7) AS d2
             FROM (SELECT cuckoo_delete(f, 7) AS d1 FROM c) s1) s2) s3;
 -- Deleting an absent value changes nothing.
 SELECT cuckoo_delete(f, 12345)::bytea = f::bytea AS delete_absent_unchanged FROM c;
 -- Delete then add gives back the same bytes.
-SELECT cuckoo_add(cuckoo_delete(f, 'x'::text), 'x'::text)::bytea = f::bytea AS round_trip FROM c;
+SELECT cuckoo_add(cuckoo_delete(f, 99), 99)::bytea = f::bytea AS round_trip FROM c;
 
 -- NULLs.
 SELECT cuckoo_add(NULL::cuckoo, 1) IS NULL AS add_null_filter,

@@ -30,12 +30,11 @@ void *step_state(sqlite3_context *ctx, size_t size)
 	return p->failed ? NULL : p;
 }
 
-bool step_value(sqlite3_context *ctx, struct step_progress *p, sqlite3_value *v, uint64_t seed,
-		uint64_t *hash)
+bool step_value(sqlite3_context *ctx, struct step_progress *p, sqlite3_value *v, amq_value *value)
 {
 	if (sqlite3_value_type(v) == SQLITE_NULL)
 		return false;
-	if (!hash_value(ctx, v, seed, hash)) {
+	if (!decode_value(ctx, v, value)) {
 		p->failed = true;
 		return false;
 	}
@@ -83,10 +82,14 @@ void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		}
 		s->progress.started = true;
 	}
-	uint64_t hash;
+	amq_value value;
 	amq_error err;
-	if (step_value(ctx, &s->progress, argv[0], s->builder.seed, &hash))
-		step_status(ctx, &s->progress, amq_builder_add(&s->builder, hash, &err), &err);
+	if (!step_value(ctx, &s->progress, argv[0], &value))
+		return;
+	amq_builder_note_family(&s->builder, value.family);
+	step_status(ctx, &s->progress,
+		    amq_builder_add(&s->builder, amq_value_hash(&value, s->builder.seed), &err),
+		    &err);
 }
 
 /* Sets the finished filter of b as the result. */

@@ -50,11 +50,22 @@ void report_core_error(sqlite3_context *ctx, const amq_error *err);
 bool core_ok(sqlite3_context *ctx, amq_status st, const amq_error *err);
 
 /*
- * Hashes a non-NULL value by docs/HASHING.md with the given seed: INTEGER as
- * an integer, REAL as a double (so 3 and 3.0 agree), TEXT as its UTF-8 bytes,
- * BLOB as its bytes (so 'abc' and X'616263' differ).
+ * Decodes a non-NULL value as core hashes it (docs/HASHING.md): INTEGER as an
+ * integer, REAL as a real (so 3 and 3.0 agree), TEXT as its UTF-8 bytes, BLOB
+ * as its bytes (so 'abc' and X'616263' differ). *out views SQLite's copy of
+ * the value, valid while the value is.
  */
-bool hash_value(sqlite3_context *ctx, sqlite3_value *v, uint64_t seed, uint64_t *out);
+bool decode_value(sqlite3_context *ctx, sqlite3_value *v, amq_value *out);
+
+/* Reports the family check's error for a value filter f does not take
+ * (amq_check_family, with the function's name and "value"). */
+void report_family_error(sqlite3_context *ctx, const amq_filter *f, const amq_value *v);
+
+/* decode_value, then the family check against f (amq_check_family), then the
+ * hash with f's seed: for every function that probes, adds or deletes a
+ * user's value. False when the error is set. */
+bool admit_value(sqlite3_context *ctx, const amq_filter *f, sqlite3_value *v, amq_value *out,
+		 uint64_t *hash);
 
 /*
  * Reads a non-NULL filter argument of the function's kind with core's
@@ -79,7 +90,8 @@ struct probe_filter {
 
 /*
  * The (filter, value) arguments of the contains and count functions: the
- * filter parsed, and value hashed with the filter's seed. The parse is kept
+ * filter parsed, and value checked against its families and hashed with its
+ * seed. The parse is kept
  * in the statement's auxiliary data: when the filter is a bound parameter or
  * a literal, it is opened and verified once per statement and never copied.
  * *pf stays valid until the function returns. Returns false when the result

@@ -52,10 +52,14 @@ void bulk_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		s->progress.failed = true;
 		return;
 	}
-	uint64_t hash;
+	amq_value value;
 	amq_error err;
-	if (step_value(ctx, &s->progress, argv[1], s->bulk.filter.seed, &hash))
-		step_status(ctx, &s->progress, amq_bulk_apply(&s->bulk, hash, &err), &err);
+	if (!step_value(ctx, &s->progress, argv[1], &value))
+		return;
+	amq_status st = amq_bulk_admit(&s->bulk, &value, AMQ_DIALECT_SQL, &err);
+	if (st == AMQ_OK)
+		st = amq_bulk_apply(&s->bulk, amq_value_hash(&value, s->bulk.filter.seed), &err);
+	step_status(ctx, &s->progress, st, &err);
 }
 
 /* xFinal of all four: the changed filter, NULL when there were no rows. */

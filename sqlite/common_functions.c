@@ -11,10 +11,9 @@ void amq_hash_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	(void)argc;
 	if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
 		return;
-	uint64_t hash;
-	if (!hash_value(ctx, argv[0], AMQ_DEFAULT_SEED, &hash))
-		return;
-	sqlite3_result_int64(ctx, (sqlite3_int64)hash);
+	amq_value value;
+	if (decode_value(ctx, argv[0], &value))
+		sqlite3_result_int64(ctx, (sqlite3_int64)amq_value_hash(&value, AMQ_DEFAULT_SEED));
 }
 
 /* amq_version(): the version of amq this extension was built from. */

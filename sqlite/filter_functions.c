@@ -32,12 +32,12 @@ void new_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
 /*
  * Decodes (filter, value) for the functions that change a filter by a value:
- * the filter and the value's hash. Returns false when the result is already
- * set: an error, NULL for a NULL filter, or the filter unchanged for a NULL
- * value.
+ * the filter, the value (checked against the filter's families, admit_value)
+ * and its hash. Returns false when the result is already set: an error, NULL
+ * for a NULL filter, or the filter unchanged for a NULL value.
  */
 static bool filter_and_hash(sqlite3_context *ctx, sqlite3_value **argv, amq_filter *src,
-			    uint64_t *hash)
+			    amq_value *value, uint64_t *hash)
 {
 	if (!filter_unless_null(ctx, argv[0], src))
 		return false;
@@ -45,16 +45,16 @@ static bool filter_and_hash(sqlite3_context *ctx, sqlite3_value **argv, amq_filt
 		sqlite3_result_value(ctx, argv[0]);
 		return false;
 	}
-	return hash_value(ctx, argv[1], src->seed, hash);
+	return admit_value(ctx, src, argv[1], value, hash);
 }
 
 /* filter_and_hash into a private copy of the filter, for the add and delete
  * functions. */
 static bool copy_and_hash(sqlite3_context *ctx, sqlite3_value **argv, amq_filter *copy,
-			  uint64_t *hash)
+			  amq_value *value, uint64_t *hash)
 {
 	amq_filter src;
-	if (!filter_and_hash(ctx, argv, &src, hash))
+	if (!filter_and_hash(ctx, argv, &src, value, hash))
 		return false;
 	amq_error err;
 	return core_ok(ctx, amq_filter_clone(copy, &src, &amq_sqlite_allocator, &err), &err);
@@ -74,17 +74,21 @@ static void result_changed(sqlite3_context *ctx, amq_filter *f, amq_status st, c
 }
 
 /* bloom_add(filter, value), cuckoo_add(filter, value): a copy with value
- * added (a scalable filter grows into a larger copy); a full cuckoo filter is
- * an error (core says how full and what to do). */
+ * added and its family recorded (a scalable filter grows into a larger
+ * copy); a full cuckoo filter is an error (core says how full and what to
+ * do). */
 void add_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	(void)argc;
 	amq_filter f;
+	amq_value value;
 	uint64_t hash;
 	amq_error err;
-	if (copy_and_hash(ctx, argv, &f, &hash))
-		result_changed(ctx, &f, amq_filter_add_to(&f, hash, &amq_sqlite_allocator, &err),
-			       &err);
+	if (!copy_and_hash(ctx, argv, &f, &value, &hash))
+		return;
+	amq_status st = amq_filter_add_to(&f, hash, &amq_sqlite_allocator, &err);
+	amq_filter_note_family(&f, value.family);
+	result_changed(ctx, &f, st, &err);
 }
 
 /* cuckoo_add_unique(filter, value): the filter unchanged when it may hold
@@ -94,13 +98,15 @@ void add_unique_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	(void)argc;
 	amq_filter src, f;
+	amq_value value;
 	uint64_t hash;
-	if (!filter_and_hash(ctx, argv, &src, &hash))
+	if (!filter_and_hash(ctx, argv, &src, &value, &hash))
 		return;
 	amq_error err;
 	bool added;
 	if (!core_ok(ctx,
-		     amq_filter_add_unique(&src, hash, &f, &added, &amq_sqlite_allocator, &err),
+		     amq_filter_add_unique(&src, hash, value.family, &f, &added,
+					   &amq_sqlite_allocator, &err),
 		     &err))
 		return;
 	if (added)
@@ -116,8 +122,9 @@ void delete_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	(void)argc;
 	amq_filter f;
+	amq_value value;
 	uint64_t hash;
-	if (!copy_and_hash(ctx, argv, &f, &hash))
+	if (!copy_and_hash(ctx, argv, &f, &value, &hash))
 		return;
 	amq_error err;
 	bool removed;

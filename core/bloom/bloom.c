@@ -407,7 +407,7 @@ static int bits_info(const amq_filter *f, char *out, size_t cap)
 			(unsigned long long)f->items, f->size,
 			(unsigned long long)amq_bloom_bits_set(f), amq_bits_estimate_items(f),
 			amq_filter_expected_fpr(f), (unsigned long long)f->seed,
-			amq_variant_of(f)->format_version);
+			amq_filter_format_version(f));
 }
 
 /* What the classic and blocked rows share: one bit per cell, checked,

@@ -206,7 +206,7 @@ static int counting_info(const amq_filter *f, char *out, size_t cap)
 			(unsigned long long)f->cells, f->hashes, (unsigned long long)f->items,
 			f->size, (unsigned long long)nonzero, (unsigned long long)saturated,
 			counting_estimate_items(f), counting_expected_fpr(f),
-			(unsigned long long)f->seed, amq_variant_of(f)->format_version);
+			(unsigned long long)f->seed, amq_filter_format_version(f));
 }
 
 AMQ_VARIANT_ROW(amq_variant_bloom_counting) =

@@ -359,6 +359,7 @@ static amq_status append_link(amq_filter *f, const amq_allocator *a, amq_error *
 	amq_store32le(grown.payload + CHAIN_LINKS, links + 1);
 	write_link(&grown, table, capacity, bits, k);
 	grown.items = f->items;
+	grown.families = f->families;
 	amq_filter_free(f, a);
 	*f = grown;
 	return AMQ_OK;
@@ -585,7 +586,7 @@ static int scalable_info(const amq_filter *f, char *out, size_t cap)
 		at = next_link(&l, at);
 	}
 	append(out, cap, &n, "],\"seed\":%llu,\"format_version\":%u}", (unsigned long long)f->seed,
-	       amq_variant_of(f)->format_version);
+	       amq_filter_format_version(f));
 	return (int)n;
 }
 

@@ -20,8 +20,9 @@
 #include <math.h>
 
 static const uint8_t STATE_MAGIC[4] = {'A', 'M', 'Q', 'B'};
-#define STATE_VERSION 1
+#define STATE_VERSION 2
 #define STATE_HEADER 48
+#define STATE_FAMILIES 40
 
 /* Checks and records the parameters; allocates nothing. */
 static amq_status set_params(amq_builder *b, amq_kind kind, amq_layout layout, double fpr,
@@ -150,6 +151,7 @@ amq_status amq_builder_merge(amq_builder *b, amq_builder *other, amq_error *err)
 				b->fpr, (unsigned long long)b->capacity, other->fpr,
 				(unsigned long long)other->capacity);
 	b->rows += other->rows;
+	b->families |= other->families;
 	if (b->streaming)
 		return amq_filter_union_into(&b->filter, &other->filter, err);
 	if (b->counts_rows)
@@ -265,6 +267,7 @@ static amq_status finish_collected(amq_builder *b, const uint64_t *hashes, size_
 					(unsigned long long)distinct_count);
 		capacity += capacity / 8 + 1;
 	}
+	out->families = b->families;
 	amq_filter_seal(out);
 	return AMQ_OK;
 }
@@ -273,8 +276,10 @@ amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)
 {
 	if (b->streaming) {
 		amq_status st = amq_filter_clone(out, &b->filter, &b->alloc, err);
-		if (st == AMQ_OK)
+		if (st == AMQ_OK) {
+			out->families = b->families;
 			amq_filter_seal(out);
+		}
 		return st;
 	}
 	if (b->counts_rows) {
@@ -306,13 +311,14 @@ amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)
 		return st;
 	}
 	out->items = distinct;
+	out->families = b->families;
 	amq_filter_seal(out);
 	return AMQ_OK;
 }
 
 /*
  * State layout (little-endian): "AMQB", version, kind, layout, streaming,
- * fpr as IEEE-754 bits, capacity, seed, rows, then n and n hashes (sorted,
+ * fpr as IEEE-754 bits, capacity, seed, rows, the families seen, then n and n hashes (sorted,
  * distinct; a counting bag's sorted with duplicates), or the sealed streaming
  * filter. Only ever read back by the same
  * build, but checked as carefully as a filter.
@@ -348,6 +354,7 @@ amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq
 	amq_store64le(p + 16, b->capacity);
 	amq_store64le(p + 24, b->seed);
 	amq_store64le(p + 32, b->rows);
+	p[STATE_FAMILIES] = b->families;
 	if (b->streaming) {
 		memcpy(p + STATE_HEADER, b->filter.bytes, b->filter.size);
 	} else {
@@ -402,6 +409,9 @@ amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
 		return st;
 	}
 	b->rows = amq_load64le(p + 32);
+	b->families = p[STATE_FAMILIES];
+	if (b->families > AMQ_FAMILIES_ALL)
+		return bad_state(b, err, "unknown value families");
 	if (p[7] != b->streaming)
 		return bad_state(b, err, "mode does not match parameters");
 	const uint8_t *body = p + STATE_HEADER;

@@ -10,8 +10,9 @@
 
 #include <stdio.h>
 
-amq_status amq_filter_add_unique(const amq_filter *src, uint64_t hash, amq_filter *out, bool *added,
-				 const amq_allocator *a, amq_error *err)
+amq_status amq_filter_add_unique(const amq_filter *src, uint64_t hash, amq_family family,
+				 amq_filter *out, bool *added, const amq_allocator *a,
+				 amq_error *err)
 {
 	*added = false;
 	if (amq_filter_contains(src, hash))
@@ -24,6 +25,7 @@ amq_status amq_filter_add_unique(const amq_filter *src, uint64_t hash, amq_filte
 		amq_filter_free(out, a);
 		return st;
 	}
+	amq_filter_note_family(out, family);
 	amq_filter_seal(out);
 	*added = true;
 	return AMQ_OK;
@@ -88,6 +90,14 @@ static amq_status bulk_fail(const amq_bulk *b, const amq_error *cause, amq_error
 	if (cause->status == AMQ_NO_MEMORY)
 		return amq_fail(err, cause->status, cause->hint, "%s", cause->message);
 	return amq_fail(err, cause->status, cause->hint, "%s: %s", b->function, cause->message);
+}
+
+amq_status amq_bulk_admit(amq_bulk *b, const amq_value *v, amq_dialect dialect, amq_error *err)
+{
+	amq_status st = amq_check_family(&b->filter, v, b->function, "value", dialect, err);
+	if (st == AMQ_OK && b->op == AMQ_BULK_ADD)
+		amq_filter_note_family(&b->filter, v->family);
+	return st;
 }
 
 amq_status amq_bulk_apply(amq_bulk *b, uint64_t hash, amq_error *err)

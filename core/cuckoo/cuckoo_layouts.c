@@ -299,7 +299,7 @@ static int info(const amq_filter *f, char *out, size_t cap)
 	    (unsigned long long)f->cells, t.slots, f->hashes,
 	    (unsigned long long)(f->cells * t.slots), (unsigned long long)f->items,
 	    amq_cuckoo_load(f), f->size, amq_cuckoo_expected_fpr(f), (unsigned long long)f->seed,
-	    v->format_version, v->layout_name, t.slots, t.semisorted ? "true" : "false",
+	    amq_filter_format_version(f), v->layout_name, t.slots, t.semisorted ? "true" : "false",
 	    (double)bucket_bits(t.slots, t.semisorted, f->hashes) / t.slots);
 }
 

@@ -22,7 +22,8 @@ enum {
 	OFF_ITEMS = 24,
 	OFF_PAYLOAD_SIZE = 32,
 	OFF_SLOTS = 40,
-	OFF_RESERVED = 44,
+	OFF_FAMILIES = 44, /* format version 4 on; reserved (zero) before */
+	OFF_RESERVED = 45,
 	OFF_CHECKSUM = 56
 };
 
@@ -110,6 +111,7 @@ static amq_status open_filter(amq_filter *f, const void *buf, size_t size, const
 	    .items = amq_load64le(b + OFF_ITEMS),
 	    .payload = (uint8_t *)b + AMQ_HEADER_BYTES,
 	    .payload_size = amq_load64le(b + OFF_PAYLOAD_SIZE),
+	    .families = AMQ_FAMILIES_UNKNOWN,
 	};
 	st = v->check_header(&h, prefix, err);
 	if (st != AMQ_OK)
@@ -119,6 +121,15 @@ static amq_status open_filter(amq_filter *f, const void *buf, size_t size, const
 		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
 				"%s%u slots per bucket where a %s %s filter has %u", prefix, slots,
 				v->layout_name, v->kind_name, v->slots);
+	if (b[OFF_VERSION] >= AMQ_FAMILIES_FORMAT_VERSION) {
+		h.families = b[OFF_FAMILIES];
+		if (h.families > AMQ_FAMILIES_ALL)
+			return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
+					"%sunknown value families 0x%02x", prefix, h.families);
+	} else if (b[OFF_FAMILIES] != 0) {
+		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
+				"%sreserved header bytes are not zero", prefix);
+	}
 	for (int i = OFF_RESERVED; i < OFF_CHECKSUM; i++)
 		if (b[i] != 0)
 			return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
@@ -208,11 +219,11 @@ amq_status amq_filter_read(amq_filter *f, const void *buf, size_t size, amq_kind
 void amq_filter_seal(amq_filter *f)
 {
 	/* Tests seal made-up kinds and layouts too, to see them refused: with
-	 * no row, version 1 and no slots. */
+	 * no row, no slots, and the version of their families. */
 	const amq_variant *v = amq_variant_of(f);
 	uint8_t *b = f->bytes;
 	memcpy(b + OFF_MAGIC, MAGIC, sizeof(MAGIC));
-	b[OFF_VERSION] = v ? v->format_version : 1;
+	b[OFF_VERSION] = (uint8_t)amq_filter_format_version(f);
 	b[OFF_KIND] = (uint8_t)f->kind;
 	b[OFF_LAYOUT] = (uint8_t)f->layout;
 	b[OFF_HASHES] = (uint8_t)f->hashes;
@@ -221,6 +232,7 @@ void amq_filter_seal(amq_filter *f)
 	amq_store64le(b + OFF_ITEMS, f->items);
 	amq_store64le(b + OFF_PAYLOAD_SIZE, f->payload_size);
 	amq_store32le(b + OFF_SLOTS, v ? v->slots : 0);
+	b[OFF_FAMILIES] = f->families == AMQ_FAMILIES_UNKNOWN ? 0 : f->families;
 	memset(b + OFF_RESERVED, 0, OFF_CHECKSUM - OFF_RESERVED);
 	amq_store64le(b + OFF_CHECKSUM, amq_checksum(b, f->payload_size));
 }
@@ -274,6 +286,7 @@ amq_status amq_filter_allocate(amq_filter *f, amq_kind kind, amq_layout layout, 
 	f->items = 0;
 	f->payload = bytes + AMQ_HEADER_BYTES;
 	f->payload_size = payload_size;
+	f->families = 0;
 	amq_filter_seal(f);
 	return AMQ_OK;
 }

@@ -81,7 +81,7 @@ amq_kind amq_kind_named(const char *name)
 
 unsigned amq_format_version(void)
 {
-	unsigned newest = 0;
+	unsigned newest = AMQ_FAMILIES_FORMAT_VERSION;
 	for (size_t i = 0; i < amq_variant_count(); i++)
 		if (rows[i]->format_version > newest)
 			newest = rows[i]->format_version;
@@ -241,7 +241,16 @@ static amq_status merge_into(amq_filter *dst, const amq_filter *src, bool inters
 	    intersect ? v->intersect_into : v->union_into;
 	if (merge == NULL)
 		return unsupported(dst, intersect ? "be intersected" : "be combined", "", err);
-	return merge(dst, src, err);
+	st = merge(dst, src, err);
+	/* The result holds the families of both (of the values in both), and
+	 * is unknown, sealed in its older format, when either is. */
+	if (st == AMQ_OK &&
+	    (dst->families == AMQ_FAMILIES_UNKNOWN || src->families == AMQ_FAMILIES_UNKNOWN))
+		dst->families = AMQ_FAMILIES_UNKNOWN;
+	else if (st == AMQ_OK)
+		dst->families =
+		    intersect ? dst->families & src->families : dst->families | src->families;
+	return st;
 }
 
 amq_status amq_filter_union_into(amq_filter *dst, const amq_filter *src, amq_error *err)
@@ -266,8 +275,16 @@ double amq_filter_estimate_items(const amq_filter *f)
 
 size_t amq_filter_info_json(const amq_filter *f, char *out, size_t cap)
 {
-	int n = amq_variant_of(f)->info(f, out, cap);
-	if (n < 0)
-		n = 0;
+	/* Each row's info is one JSON object; the families, which every
+	 * variant has, go before its closing brace. */
+	char json[AMQ_INFO_MAX], families[48];
+	int n = amq_variant_of(f)->info(f, json, sizeof(json) - sizeof(families) - 16);
+	if (n <= 0 || (size_t)n >= sizeof(json) - sizeof(families) - 16 || json[n - 1] != '}')
+		n = snprintf(json, sizeof(json), "{}");
+	amq_families_json(f, families, sizeof(families));
+	n = snprintf(json + n - 1, sizeof(json) - (size_t)n + 1, ",\"families\":%s}", families) +
+	    n - 1;
+	if (cap > 0)
+		snprintf(out, cap, "%s", json);
 	return cap == 0 ? (size_t)n : ((size_t)n < cap ? (size_t)n : cap - 1);
 }

@@ -100,6 +100,7 @@ Datum amq_pg_op_agg_trans(FunctionCallInfo fcinfo, const amq_pg_call *call)
 		const amq_pg_hasher *hasher = amq_pg_cached_hasher(fcinfo, 1);
 		uint64 hash = amq_pg_hash_value(hasher, PG_GETARG_DATUM(1), b->seed);
 
+		amq_builder_note_family(b, hasher->family);
 		amq_pg_check(amq_builder_add(b, hash, &err), &err);
 	}
 	PG_RETURN_POINTER(b);

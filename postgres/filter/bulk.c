@@ -129,9 +129,19 @@ Datum amq_pg_op_bulk_trans(FunctionCallInfo fcinfo, const amq_pg_call *call)
 		check_same_filter(s, PG_GETARG_DATUM(1));
 	}
 	if (!PG_ARGISNULL(2)) {
-		uint64 hash = amq_pg_hash_value(amq_pg_cached_hasher(fcinfo, 2), PG_GETARG_DATUM(2),
-						s->bulk.filter.seed);
+		const amq_pg_hasher *h = amq_pg_cached_hasher(fcinfo, 2);
+		uint64 hash;
 
+		/* The family check runs on the first row of each family only:
+		 * the type, and so the family, is the same on every row. */
+		if (!amq_filter_takes(&s->bulk.filter, h->family) || s->bulk.filter.families == 0) {
+			amq_pg_decoded d;
+
+			amq_pg_decode_value(h, PG_GETARG_DATUM(2), &d);
+			amq_pg_check(amq_bulk_admit(&s->bulk, &d.value, AMQ_DIALECT_SQL, &err),
+				     &err);
+		}
+		hash = amq_pg_hash_value(h, PG_GETARG_DATUM(2), s->bulk.filter.seed);
 		amq_pg_check(amq_bulk_apply(&s->bulk, hash, &err), &err);
 	}
 	PG_RETURN_POINTER(s);

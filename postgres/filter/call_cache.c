@@ -146,6 +146,7 @@ const amq_filter *amq_pg_probe(FunctionCallInfo fcinfo, int filter_arg, int valu
 	else
 		f = by_header(c, flinfo->fn_mcxt, filter, call);
 	*probe = c->probe;
+	amq_pg_check_family(f, &c->hasher, PG_GETARG_DATUM(value_arg), call);
 	*hash = amq_pg_hash_value(&c->hasher, PG_GETARG_DATUM(value_arg), f->seed);
 	return f;
 }

@@ -10,6 +10,7 @@
 #define AMQ_PG_H
 
 #include "fmgr.h"
+#include "utils/datetime.h"
 
 #include "amq.h"
 #include "pg_compat.h"
@@ -145,6 +146,7 @@ typedef enum amq_pg_encoding {
 /* The resolved encoding of one polymorphic argument at one call site. */
 typedef struct amq_pg_hasher {
 	amq_pg_encoding encoding;
+	amq_family family;    /* what every value of the type hashes as */
 	bool convert_to_utf8; /* server encoding is not UTF-8 */
 } amq_pg_hasher;
 
@@ -162,8 +164,37 @@ void amq_pg_hasher_init(amq_pg_hasher *h, FunctionCallInfo fcinfo, int argno);
  */
 bool amq_pg_hasher_for_type(amq_pg_hasher *h, Oid type);
 
+/* One non-NULL value of the hasher's type as core hashes it, with what
+ * decoding allocated (freed at the end of the call's memory context, or by
+ * amq_pg_hash_value itself). */
+typedef struct amq_pg_decoded {
+	amq_value value;
+	char buf[MAXDATELEN + 1]; /* dates, times, uuids as ISO text */
+	void *owned[2];
+	int nowned;
+} amq_pg_decoded;
+
+void amq_pg_decode_value(const amq_pg_hasher *h, Datum value, amq_pg_decoded *d);
+
 /* The core hash of one non-NULL value of the hasher's type. */
 uint64 amq_pg_hash_value(const amq_pg_hasher *h, Datum value, uint64 seed);
+
+/* Raises the family check's error (amq_check_family: SQLSTATE 22023, the
+ * value shown, the cast in the hint) for a value f does not take. */
+_Noreturn void amq_pg_family_error(const amq_filter *f, const amq_pg_hasher *h, Datum value,
+				   const amq_pg_call *call);
+
+/*
+ * Raises the family check's error unless f takes values of h's type: for
+ * every function that probes, adds or deletes a user's value (one compare
+ * inline). The join filters never call it.
+ */
+static inline void amq_pg_check_family(const amq_filter *f, const amq_pg_hasher *h, Datum value,
+				       const amq_pg_call *call)
+{
+	if (!amq_filter_takes(f, h->family))
+		amq_pg_family_error(f, h, value, call);
+}
 
 /* The hasher for argument argno kept in fn_extra, set up on first use. */
 const amq_pg_hasher *amq_pg_cached_hasher(FunctionCallInfo fcinfo, int argno);

@@ -45,7 +45,7 @@ Datum amq_pg_op_new(FunctionCallInfo fcinfo, const amq_pg_call *call)
 }
 
 /* bloom_add(filter, value), cuckoo_add(filter, value): a copy with value
- * added (a scalable filter may grow, so the copy is a core buffer turned
+ * added and its family recorded (a scalable filter may grow, so the copy is a core buffer turned
  * into the result); NULL value: the filter as is. A full cuckoo filter is an
  * error. cuckoo_add_unique (ADD_UNIQUE): the filter itself when it may hold
  * the value already, so a false positive skips a new value. */
@@ -53,6 +53,7 @@ Datum amq_pg_op_add(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	amq_allocator a = amq_pg_allocator(CurrentMemoryContext);
 	struct varlena *result;
+	const amq_pg_hasher *h;
 	amq_filter src, f;
 	amq_error err;
 	uint64 hash;
@@ -63,12 +64,16 @@ Datum amq_pg_op_add(FunctionCallInfo fcinfo, const amq_pg_call *call)
 	if (PG_ARGISNULL(1))
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	amq_pg_read_filter(PG_GETARG_DATUM(0), call, "filter", &src);
-	hash = amq_pg_hash_value(amq_pg_cached_hasher(fcinfo, 1), PG_GETARG_DATUM(1), src.seed);
+	h = amq_pg_cached_hasher(fcinfo, 1);
+	amq_pg_check_family(&src, h, PG_GETARG_DATUM(1), call);
+	hash = amq_pg_hash_value(h, PG_GETARG_DATUM(1), src.seed);
 	if (call->op == AMQ_SQL_ADD_UNIQUE) {
-		amq_pg_check(amq_filter_add_unique(&src, hash, &f, &added, &a, &err), &err);
+		amq_pg_check(amq_filter_add_unique(&src, hash, h->family, &f, &added, &a, &err),
+			     &err);
 	} else {
 		amq_pg_check(amq_filter_clone(&f, &src, &a, &err), &err);
 		amq_pg_check(amq_filter_add_to(&f, hash, &a, &err), &err);
+		amq_filter_note_family(&f, h->family);
 		amq_filter_seal(&f);
 	}
 	if (!added)
@@ -83,6 +88,7 @@ Datum amq_pg_op_add(FunctionCallInfo fcinfo, const amq_pg_call *call)
  * variant that cannot delete. */
 Datum amq_pg_op_delete(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
+	const amq_pg_hasher *h;
 	struct varlena *result;
 	amq_filter f;
 	amq_error err;
@@ -94,7 +100,9 @@ Datum amq_pg_op_delete(FunctionCallInfo fcinfo, const amq_pg_call *call)
 	if (PG_ARGISNULL(1))
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	result = amq_pg_copy_filter(PG_GETARG_DATUM(0), call, "filter", &f);
-	hash = amq_pg_hash_value(amq_pg_cached_hasher(fcinfo, 1), PG_GETARG_DATUM(1), f.seed);
+	h = amq_pg_cached_hasher(fcinfo, 1);
+	amq_pg_check_family(&f, h, PG_GETARG_DATUM(1), call);
+	hash = amq_pg_hash_value(h, PG_GETARG_DATUM(1), f.seed);
 	amq_pg_check(amq_filter_remove(&f, hash, &removed, &err), &err);
 	if (removed)
 		amq_filter_seal(&f);

@@ -230,6 +230,11 @@ static struct varlena *ship_finish(amq_jf_build_state *state, amq_jf_remote *r)
 	amq_pg_check(amq_builder_finish(&r->builder, &f, &err), &err);
 	amq_builder_free(&r->builder);
 	r->building = false;
+	/* Shards may run any amq release: the filter goes in format version 1,
+	 * which every release reads, with no families (the shard's probe is
+	 * no user's call and must never raise the family check). */
+	f.families = AMQ_FAMILIES_UNKNOWN;
+	amq_filter_seal(&f);
 	if (f.size <= (size_t)amq_jf_remote_max_kb * 1024) {
 		MemoryContext old = MemoryContextSwitchTo(cxt);
 

@@ -17,11 +17,14 @@ in SQL, and a filter built or changed here reads back in SQL::
 Values hash as SQL's do (docs/HASHING.md): int and bool as integers, float (an
 integral one as the integer), str as text, bytes as blob, Decimal as numeric,
 UUID, date, datetime and time as PostgreSQL's text forms; any other type is a
-TypeError. None is SQL's NULL everywhere: the builders and add_many skip it,
-contains, count and hash return None, ``None in f`` is False, contains_many
-gives None in its place, and add, delete and add_unique change nothing, as the
-SQL functions answer NULL. ``amq.psycopg.register(conn)`` maps PostgreSQL's
-bloom and cuckoo types to Filter.
+TypeError. A filter records the families of the values added (numbers, text,
+blobs: ``Filter.families``), and a value of another family, such as "42" against
+a filter of ints, raises amq.Error saying so instead of answering False. None is
+SQL's NULL everywhere: the builders and add_many skip it, contains, count and
+hash return None, ``None in f`` is False, contains_many gives None in its place,
+and add, delete and add_unique change nothing, as the SQL functions answer NULL.
+``amq.psycopg.register(conn)`` maps PostgreSQL's bloom and cuckoo types to
+Filter.
 """
 
 # The namespace is the public API (__all__), dunders and private names, and

@@ -3,12 +3,15 @@
 import datetime
 import decimal
 import uuid
-from typing import Any, Dict, Iterable, List, Literal, Optional, Union, overload
+from typing import Any, Dict, Iterable, List, Literal, Optional, Tuple, Union, overload
 
 from _typeshed import ReadableBuffer
 from typing_extensions import Self
 
-# A value SQL can hash (docs/HASHING.md); anything else raises TypeError.
+# A value SQL can hash (docs/HASHING.md); anything else raises TypeError. Its
+# family: int, bool, float and Decimal are numbers; str, UUID, date, datetime and
+# time text; bytes, bytearray and memoryview blobs. Probing, adding, deleting or
+# counting a value of a family the filter does not hold raises amq.Error.
 Value = Union[int, float, str, bytes, bytearray, memoryview, decimal.Decimal, uuid.UUID,
               datetime.date, datetime.datetime, datetime.time]
 
@@ -37,6 +40,8 @@ class Filter:
     def kind(self) -> Literal["bloom", "cuckoo"]: ...
     @property
     def layout(self) -> str: ...
+    @property
+    def families(self) -> Optional[Tuple[Literal["numbers", "text", "blobs"], ...]]: ...
     @overload
     def contains(self, value: Value) -> bool: ...
     @overload

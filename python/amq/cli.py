@@ -2,12 +2,17 @@
 
     amq build --fpr 0.01 --type int < keys.txt > vip.amq
     amq info vip.amq
-    amq contains --type int vip.amq 42 43      # exit status 0 when every key may be present
+    amq contains vip.amq 42 43                 # exit status 0 when every key may be present
     amq union monday.amq tuesday.amq -o week.amq   # both built with the same --capacity
     amq hex vip.amq                            # \\x… for psql; --sqlite gives X'…'
 
 A filter file holds a filter's bytes exactly as SQL stores them, so a file built
 here can be bound into SQL, and ``SELECT f`` written to a file opens here.
+``amq contains`` reads its keys as the values the filter holds (its families,
+``amq info``): numbers as int (a non-integer as real), text as text, blobs as
+hex digits; ``--type`` says otherwise, and is needed for a filter of mixed
+families or one written before amq 0.4.0 (text by default). A key of another
+family than the filter's is an error, not a "no".
 Errors go to stderr as ``amq COMMAND: FILE: what is wrong``, with exit status 2.
 """
 
@@ -36,23 +41,63 @@ class CommandError(Exception):
 
 
 def parse_key(text: str, kind: str) -> object:
-    """One key as the SQL value of --type: int, real, text or blob (hex digits)."""
+    """One key as the SQL value of --type: int, real, text or blob (hex digits);
+    or "number" (a filter of numbers without --type): an int, or a float when it
+    is not an integer."""
     if kind == "int":
         return int(text)
     if kind == "real":
         return float(text)
+    if kind == "number":
+        try:
+            return int(text)
+        except ValueError:
+            return float(text)
     if kind == "blob":
         return bytes.fromhex(text)
     return text
 
 
 # What a key of each --type but text must be, for errors.
-TYPE_NAMES = {"int": "an integer", "real": "a number", "blob": "hexadecimal digits"}
+TYPE_NAMES = {"int": "an integer", "real": "a number", "number": "a number",
+              "blob": "hexadecimal digits"}
+
+# How contains reads keys without --type, by the filter's families (Filter.families):
+# a filter of one family reads them as its values; mixed, none yet or unknown ones
+# (before amq 0.4.0) as text, as --type's default.
+FAMILY_TYPES = {("numbers",): "number", ("text",): "text", ("blobs",): "blob"}
+# The --type values that read keys of each family, for the error of a wrong one.
+FAMILY_OPTIONS = {"numbers": ["int", "real"], "text": ["text"], "blobs": ["blob"]}
 
 
-def key_error(kind: str, text: str) -> str:
-    """What is wrong with a key that does not parse as --type."""
+def key_error(kind: str, text: str, families: Optional[Sequence[str]] = None) -> str:
+    """What is wrong with a key that does not parse as --type, or, when families is
+    given, as the values of the filter that holds them (contains without --type)."""
+    if families:
+        return (f"{text!r} is not {TYPE_NAMES[kind]}, and the filter holds "
+                f"{' and '.join(families)} (pass --type to read keys as another type)")
     return f"{text!r} is not {TYPE_NAMES[kind]} (--type {kind})"
+
+
+def family_error(e: Error, f: Filter) -> str:
+    """The error of a key of a family f does not hold (read as --type said): core's
+    message, and the --type values that read keys as f's values."""
+    families = f.families
+    if not families:
+        return str(e)
+    types = [t for name in families for t in FAMILY_OPTIONS[name]]
+    words = ", ".join(types[:-1]) + " or " + types[-1] if len(types) > 1 else types[0]
+    if tuple(families) in FAMILY_TYPES:
+        return (f"{e.message}: leave --type out to read keys as the filter's values, or pass "
+                f"--type {words}")
+    return f"{e.message}: pass --type {words}, the types of the filter's values"
+
+
+def key_type(f: Filter, given: Optional[str]) -> str:
+    """How contains reads keys: --type when given, else by f's families."""
+    if given is not None:
+        return given
+    return FAMILY_TYPES.get(f.families or (), "text")
 
 
 class Progress:
@@ -229,21 +274,28 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def cmd_contains(args: argparse.Namespace) -> int:
     """One line per key, "KEY<tab>maybe" or "KEY<tab>no"; status 0 when every key may
-    be present, 1 otherwise."""
+    be present, 1 otherwise. Keys are read as --type says, else as the filter's
+    values (key_type)."""
     f = open_filter(args.file)
+    kind = key_type(f, args.type)
     texts: Sequence[str] = args.keys
     if not texts:
         texts = [line.rstrip("\r\n") for line in sys.stdin]
         # Empty lines at the end are the end of the input, as for build.
-        while texts and (texts[-1] if args.type == "text" else texts[-1].strip()) == "":
+        while texts and (texts[-1] if kind == "text" else texts[-1].strip()) == "":
             texts.pop()
     everything = True
     for text in texts:
         try:
-            key = parse_key(text, args.type)
+            key = parse_key(text, kind)
         except ValueError:
-            raise CommandError(args.file, key_error(args.type, text)) from None
-        present = key in f
+            raise CommandError(args.file, key_error(
+                kind, text, None if args.type else f.families)) from None
+        try:
+            present = key in f
+        except Error as e:
+            # Only a key of a family the filter does not hold: one --type gave.
+            raise CommandError(args.file, family_error(e, f)) from None
         everything &= present
         print(f"{text}\t{'maybe' if present else 'no'}")
     return 0 if everything else 1
@@ -304,8 +356,8 @@ def parser() -> argparse.ArgumentParser:
                    help="bloom: blocked (default), classic, counting, scalable; "
                    "cuckoo: b2, b4, b8, semisorted")
     b.add_argument("--type", choices=TYPES, default="text",
-                   help="what a line is: int, real, text (default) or blob (hex digits); "
-                   "probe with the same type")
+                   help="what a line is: int, real, text (default) or blob (hex digits); the "
+                   "filter records it (numbers, text or blobs), and amq contains reads keys so")
     output(b)
 
     command("info", cmd_info, "print a filter's description as JSON",
@@ -313,11 +365,15 @@ def parser() -> argparse.ArgumentParser:
 
     c = command("contains", cmd_contains, "test keys against a filter",
                 "Prints KEY<tab>maybe or KEY<tab>no for each key (from the command line, or "
-                "one a line from stdin). Exit status 0 when every key may be present, 1 when "
-                "one is certainly absent, 2 on error.", file=True)
+                "one a line from stdin), read as the values the filter holds unless --type "
+                "says otherwise; a key of another family than the filter's is an error. Exit "
+                "status 0 when every key may be present, 1 when one is certainly absent, 2 on "
+                "error.", file=True)
     c.add_argument("keys", metavar="KEY", nargs="*")
-    c.add_argument("--type", choices=TYPES, default="text",
-                   help="what a key is (default text): the --type it was built with")
+    c.add_argument("--type", choices=TYPES, default=None,
+                   help="what a key is (default: what the filter holds, by its families: int, "
+                   "or real when not an integer, for numbers; text; blob for blobs; text for a "
+                   "filter of mixed families or one written before amq 0.4.0)")
 
     u = command("union", cmd_union, "combine filters built with the same parameters",
                 "Writes the union of the filters in FILEs (bloom_union): they must share "

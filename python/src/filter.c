@@ -99,10 +99,24 @@ static void filter_dealloc(FilterObject *self)
 	Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* The hash of value under this filter's seed; -1 with an exception set. */
-static inline int hash_for(FilterObject *self, PyObject *value, uint64_t *hash)
+/*
+ * The hash of value under this filter's seed, and its family, once the
+ * filter takes that family (amq_filter_takes: it holds it, holds none yet,
+ * or is of a format before families). A value of another family is amq.Error
+ * in core's words (amq_check_family), naming the SQL function of the
+ * filter's kind that does the same, bloom or cuckoo: e.g. "bloom_contains:
+ * value: the filter holds numbers, got text '42'", SQL's message for the
+ * same value. -1 with an exception set.
+ */
+static inline int admit(FilterObject *self, PyObject *value, const char *bloom, const char *cuckoo,
+			uint64_t *hash, amq_family *family)
 {
-	return amq_py_hash(value, self->filter.seed, hash);
+	if (amq_py_hash(value, self->filter.seed, hash, family) < 0)
+		return -1;
+	if (amq_filter_takes(&self->filter, *family))
+		return 0;
+	return amq_py_refuse_family(&self->filter, value,
+				    self->filter.kind == AMQ_KIND_BLOOM ? bloom : cuckoo);
 }
 
 /*
@@ -119,9 +133,10 @@ static inline int hash_for(FilterObject *self, PyObject *value, uint64_t *hash)
 static int filter_sq_contains(FilterObject *self, PyObject *value)
 {
 	uint64_t hash;
+	amq_family family;
 	if (value == Py_None)
 		return 0;
-	if (hash_for(self, value, &hash) < 0)
+	if (admit(self, value, "bloom_contains", "cuckoo_contains", &hash, &family) < 0)
 		return -1;
 	return self->probe(&self->filter, hash);
 }
@@ -129,9 +144,10 @@ static int filter_sq_contains(FilterObject *self, PyObject *value)
 static PyObject *filter_contains(FilterObject *self, PyObject *value)
 {
 	uint64_t hash;
+	amq_family family;
 	if (value == Py_None)
 		Py_RETURN_NONE;
-	if (hash_for(self, value, &hash) < 0)
+	if (admit(self, value, "bloom_contains", "cuckoo_contains", &hash, &family) < 0)
 		return NULL;
 	return PyBool_FromLong(self->probe(&self->filter, hash));
 }
@@ -139,15 +155,18 @@ static PyObject *filter_contains(FilterObject *self, PyObject *value)
 static PyObject *filter_add(FilterObject *self, PyObject *value)
 {
 	uint64_t hash;
+	amq_family family;
 	amq_error err;
 	if (value == Py_None)
 		Py_RETURN_NONE;
-	if (check_mutable(self) < 0 || hash_for(self, value, &hash) < 0)
+	if (check_mutable(self) < 0 ||
+	    admit(self, value, "bloom_add", "cuckoo_add", &hash, &family) < 0)
 		return NULL;
 	/* A full cuckoo filter fails with every byte as it was; a scalable
 	 * chain may move to a larger buffer. */
 	if (amq_filter_add_to(&self->filter, hash, A, &err) != AMQ_OK)
 		return amq_py_raise(&err);
+	amq_filter_note_family(&self->filter, family);
 	self->unsealed = true;
 	Py_RETURN_NONE;
 }
@@ -155,11 +174,13 @@ static PyObject *filter_add(FilterObject *self, PyObject *value)
 static PyObject *filter_delete(FilterObject *self, PyObject *value)
 {
 	uint64_t hash;
+	amq_family family;
 	amq_error err;
 	bool removed;
 	if (value == Py_None)
 		Py_RETURN_FALSE;
-	if (check_mutable(self) < 0 || hash_for(self, value, &hash) < 0)
+	if (check_mutable(self) < 0 ||
+	    admit(self, value, "bloom_delete", "cuckoo_delete", &hash, &family) < 0)
 		return NULL;
 	if (amq_filter_remove(&self->filter, hash, &removed, &err) != AMQ_OK)
 		return amq_py_raise(&err);
@@ -168,19 +189,24 @@ static PyObject *filter_delete(FilterObject *self, PyObject *value)
 }
 
 /* cuckoo_add_unique in place: the filter unchanged when it may hold value
- * already (amq_filter_add_unique's rule, without its copy). */
+ * already (amq_filter_add_unique's rule, without its copy: the family is
+ * checked first, recorded with the add). On a bloom filter, which SQL has no
+ * add_unique for, a wrong family names bloom_add. */
 static PyObject *filter_add_unique(FilterObject *self, PyObject *value)
 {
 	uint64_t hash;
+	amq_family family;
 	amq_error err;
 	if (value == Py_None)
 		Py_RETURN_FALSE;
-	if (check_mutable(self) < 0 || hash_for(self, value, &hash) < 0)
+	if (check_mutable(self) < 0 ||
+	    admit(self, value, "bloom_add", "cuckoo_add_unique", &hash, &family) < 0)
 		return NULL;
 	if (self->probe(&self->filter, hash))
 		Py_RETURN_FALSE;
 	if (amq_filter_add_to(&self->filter, hash, A, &err) != AMQ_OK)
 		return amq_py_raise(&err);
+	amq_filter_note_family(&self->filter, family);
 	self->unsealed = true;
 	Py_RETURN_TRUE;
 }
@@ -188,10 +214,11 @@ static PyObject *filter_add_unique(FilterObject *self, PyObject *value)
 static PyObject *filter_count(FilterObject *self, PyObject *value)
 {
 	uint64_t hash, count;
+	amq_family family;
 	amq_error err;
 	if (value == Py_None)
 		Py_RETURN_NONE;
-	if (hash_for(self, value, &hash) < 0)
+	if (admit(self, value, "bloom_frequency", "cuckoo_count", &hash, &family) < 0)
 		return NULL;
 	if (amq_filter_frequency(&self->filter, hash, &count, &err) != AMQ_OK)
 		return amq_py_raise(&err);
@@ -336,7 +363,12 @@ static PyObject *filter_contains_many(FilterObject *self, PyObject *values)
 		Py_INCREF(Py_False);
 		PyList_SET_ITEM(m.list, i, Py_False);
 	}
-	if (amq_py_hash_each(values, self->filter.seed, false, answer_chunk, &m) < 0) {
+	/* A value of a family the filter does not take is an error, as in
+	 * bloom_contains; the answers before it are dropped. */
+	amq_py_families families = amq_py_families_of(
+	    &self->filter,
+	    self->filter.kind == AMQ_KIND_BLOOM ? "bloom_contains" : "cuckoo_contains", false);
+	if (amq_py_hash_each(values, self->filter.seed, false, &families, answer_chunk, &m) < 0) {
 		Py_DECREF(m.list);
 		return NULL;
 	}
@@ -376,28 +408,45 @@ static int gather_chunk(void *ctx, const uint64_t *hashes, const bool *nulls, si
 	return 0;
 }
 
+/* Records every family of set on f (amq_filter_note_family, bit by bit). */
+static void note_families(amq_filter *f, uint8_t set)
+{
+	static const amq_family each[] = {AMQ_FAMILY_NUMBER, AMQ_FAMILY_TEXT, AMQ_FAMILY_BLOB};
+	for (size_t i = 0; i < sizeof(each) / sizeof(each[0]); i++)
+		if (set & (uint8_t)each[i])
+			amq_filter_note_family(f, each[i]);
+}
+
 /*
  * add_many(values): every value added in order, the bytes of SQL's
  * bloom_add_agg / cuckoo_add_agg over the same values (None skipped, as
- * NULL). Every value is hashed before any is added, so a value that cannot
- * be hashed changes nothing; a cuckoo filter is changed through core's bulk
- * state, a copy swapped in at the end, so one that fills up raises
- * cuckoo_add_agg's error and keeps its bytes.
+ * NULL). Every value is hashed and its family checked before any is added,
+ * as amq_bulk_admit checks each row's (a value's family joins the filter's
+ * as it comes, so [1, 'a'] on an empty filter stops at 'a'), so a value that
+ * cannot be hashed or is of another family changes nothing; a cuckoo filter
+ * is changed through core's bulk state, a copy swapped in at the end, so one
+ * that fills up raises cuckoo_add_agg's error and keeps its bytes.
  */
 static PyObject *filter_add_many(FilterObject *self, PyObject *values)
 {
 	struct hash_list h = {NULL, 0, 0};
 	amq_error err;
 	amq_status st = AMQ_OK;
+	const char *function =
+	    self->filter.kind == AMQ_KIND_BLOOM ? "bloom_add_agg" : "cuckoo_add_agg";
+	amq_py_families families = amq_py_families_of(&self->filter, function, true);
 	if (check_mutable(self) < 0 ||
-	    amq_py_hash_each(values, self->filter.seed, true, gather_chunk, &h) < 0) {
+	    amq_py_hash_each(values, self->filter.seed, true, &families, gather_chunk, &h) < 0) {
 		PyMem_Free(h.hashes);
 		return NULL;
 	}
 	if (self->filter.kind == AMQ_KIND_CUCKOO) {
 		amq_bulk bulk;
 		seal(self);
-		st = amq_bulk_start(&bulk, AMQ_BULK_ADD, "cuckoo_add_agg", &self->filter, A, &err);
+		st = amq_bulk_start(&bulk, AMQ_BULK_ADD, function, &self->filter, A, &err);
+		/* The families were admitted above, value by value. */
+		if (st == AMQ_OK)
+			note_families(&bulk.filter, families.filter.families);
 		for (size_t i = 0; st == AMQ_OK && i < h.n; i++)
 			st = amq_bulk_apply(&bulk, h.hashes[i], &err);
 		if (st == AMQ_OK) {
@@ -410,6 +459,7 @@ static PyObject *filter_add_many(FilterObject *self, PyObject *values)
 	} else {
 		/* A Bloom add cannot fail; growing a scalable chain can, out
 		 * of memory, and then the values before stay added. */
+		note_families(&self->filter, families.filter.families);
 		for (size_t i = 0; st == AMQ_OK && i < h.n; i++)
 			st = amq_filter_add_to(&self->filter, h.hashes[i], A, &err);
 		self->unsealed = true;
@@ -507,6 +557,22 @@ static PyObject *filter_get_layout(FilterObject *self, void *closure)
 	return PyUnicode_FromString(amq_filter_layout_name(&self->filter));
 }
 
+/* The families held as a tuple of core's names for them, in info()'s order
+ * (amq_families_json): () for none yet, None for a filter of a format before
+ * families. */
+static PyObject *filter_get_families(FilterObject *self, void *closure)
+{
+	(void)closure;
+	char json[64];
+	amq_families_json(&self->filter, json, sizeof(json));
+	PyObject *names = PyObject_CallFunction(json_loads, "s", json);
+	if (names == NULL || names == Py_None)
+		return names;
+	PyObject *tuple = PySequence_Tuple(names);
+	Py_DECREF(names);
+	return tuple;
+}
+
 /* The methods' docstrings, then the table that names each with its function. */
 PyDoc_STRVAR(
     contains_doc,
@@ -551,7 +617,8 @@ PyDoc_STRVAR(
 PyDoc_STRVAR(add_many_doc,
 	     "add_many(values) -> None\n\nAdds every value in order, the bytes of bloom_add_agg / "
 	     "cuckoo_add_agg\nover them; None is skipped, as NULL. Nothing changes when a value "
-	     "cannot\nbe hashed or a cuckoo filter fills up (amq.Error).");
+	     "cannot\nbe hashed, is of a family the filter does not take (amq.Error, as\n"
+	     "bloom_add_agg's), or a cuckoo filter fills up (amq.Error).");
 PyDoc_STRVAR(copy_doc, "copy() -> Filter\n\nAn independent filter with the same bytes.");
 PyDoc_STRVAR(dunder_copy_doc, "copy.copy(f): f.copy().");
 PyDoc_STRVAR(dunder_deepcopy_doc, "copy.deepcopy(f): f.copy().");
@@ -583,6 +650,13 @@ static PyGetSetDef filter_getset[] = {
     {"layout", (getter)filter_get_layout, NULL,
      "The SQL name of the layout: 'blocked', 'classic', 'counting', 'scalable',\n'b2', 'b4', "
      "'b8' or 'semisorted'.",
+     NULL},
+    {"families", (getter)filter_get_families, NULL,
+     "The families of values the filter holds, in this order: 'numbers' (int,\nfloat, bool, "
+     "Decimal), 'text' (str, UUID, date, datetime, time), 'blobs'\n(bytes-likes). () for a "
+     "filter that holds none yet (its first add decides),\nNone for one written before "
+     "filters recorded them (format 1 to 3),\nwhich takes every value unchecked. A value of "
+     "another family raises\namq.Error instead of answering.",
      NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -618,7 +692,9 @@ PyTypeObject amq_py_filter_type = {
 	      "a\nmemoryview, copied, checked as SQL checks a filter argument (header,\nkind, "
 	      "checksum). Bytes that are not a filter raise amq.Error with\nSQL's message for "
 	      "them. Methods answer as the SQL functions do for\nthe same values; bytes(f) is "
-	      "the filter to bind into SQL again.",
+	      "the filter to bind into SQL again. A value of\na family the filter does not hold "
+	      "(families) raises amq.Error with SQL's\nmessage: \"42\" against a filter of ints "
+	      "is a mistake, not a miss.",
     .tp_richcompare = filter_richcompare,
     .tp_methods = filter_methods,
     .tp_getset = filter_getset,

@@ -112,9 +112,10 @@ static PyObject *module_hash(PyObject *module, PyObject *value)
 {
 	(void)module;
 	uint64_t hash;
+	amq_family family;
 	if (value == Py_None)
 		Py_RETURN_NONE;
-	if (amq_py_hash(value, AMQ_DEFAULT_SEED, &hash) < 0)
+	if (amq_py_hash(value, AMQ_DEFAULT_SEED, &hash, &family) < 0)
 		return NULL;
 	return PyLong_FromLongLong((long long)hash);
 }
@@ -139,7 +140,9 @@ static int build_chunk(void *ctx, const uint64_t *hashes, const bool *nulls, siz
  * in the order SQL reads its arguments (fpr, capacity, layout), each checked
  * by core as SQL checks it. None values are skipped as NULL rows are. With
  * no values at all the arguments still apply, as in an aggregate over rows
- * whose values are all NULL (one over no rows never sees them).
+ * whose values are all NULL (one over no rows never sees them). The filter
+ * holds every family of value it was built from, as the aggregate's does: a
+ * mixed list gives a mixed filter.
  */
 static PyObject *build(amq_kind kind, PyObject *args, PyObject *kwargs)
 {
@@ -195,10 +198,16 @@ static PyObject *build(amq_kind kind, PyObject *args, PyObject *kwargs)
 		PyErr_Clear();
 	else if (expected > 0)
 		(void)amq_builder_expect(&b, (uint64_t)expected, &err);
-	if (amq_py_hash_each(values, AMQ_DEFAULT_SEED, true, build_chunk, &b) < 0) {
+	/* No filter to check against: every family is taken, and gathered. */
+	amq_py_families families = {.filter = {.families = 0}, .check = false, .adds = true};
+	if (amq_py_hash_each(values, AMQ_DEFAULT_SEED, true, &families, build_chunk, &b) < 0) {
 		amq_builder_free(&b);
 		return NULL;
 	}
+	static const amq_family each[] = {AMQ_FAMILY_NUMBER, AMQ_FAMILY_TEXT, AMQ_FAMILY_BLOB};
+	for (size_t i = 0; i < sizeof(each) / sizeof(each[0]); i++)
+		if (families.filter.families & (uint8_t)each[i])
+			amq_builder_note_family(&b, each[i]);
 	amq_filter f;
 	amq_status st;
 	/* Sorting and inserting the hashes touches no Python object. */

@@ -42,7 +42,7 @@ int amq_py_values_init(void)
 
 /* An int outside int64 is a numeric to PostgreSQL, which hashes it as the
  * nearest double (infinite past the largest). */
-static int hash_big_int(PyObject *value, uint64_t seed, uint64_t *out)
+static int decode_big_int(PyObject *value, amq_value *out)
 {
 	double d = PyLong_AsDouble(value);
 	if (d == -1.0 && PyErr_Occurred()) {
@@ -56,7 +56,7 @@ static int hash_big_int(PyObject *value, uint64_t seed, uint64_t *out)
 			return -1;
 		d = negative ? -INFINITY : INFINITY;
 	}
-	*out = amq_hash_double(d, seed);
+	*out = amq_value_real(d);
 	return 0;
 }
 
@@ -77,7 +77,7 @@ static int call_predicate(PyObject *value, const char *method)
  * correctly rounded double. PostgreSQL has no signalling NaN, so no numeric
  * equals one: it is refused rather than hashed.
  */
-static int hash_decimal(PyObject *value, uint64_t seed, uint64_t *out)
+static int decode_decimal(PyObject *value, amq_value *out)
 {
 	int snan = call_predicate(value, "is_snan");
 	if (snan != 0) {
@@ -110,7 +110,7 @@ static int hash_decimal(PyObject *value, uint64_t seed, uint64_t *out)
 			if (integral < 0 || (n == -1 && PyErr_Occurred()))
 				return -1;
 			if (integral && !overflow) {
-				*out = amq_hash_int(n, seed);
+				*out = amq_value_integer(n);
 				return 0;
 			}
 		}
@@ -120,12 +120,18 @@ static int hash_decimal(PyObject *value, uint64_t seed, uint64_t *out)
 	double d = PyFloat_AsDouble(value);
 	if (d == -1.0 && PyErr_Occurred())
 		return -1;
-	*out = amq_hash_double(d, seed);
+	*out = amq_value_real(d);
 	return 0;
 }
 
+/* The text value of the first len bytes of out->text. */
+static void text_value(amq_py_value *out, size_t len)
+{
+	out->value = amq_value_text(out->text, len);
+}
+
 /* Lower-case 8-4-4-4-12 hex of a UUID's 16 bytes, as uuid_out prints it. */
-static int hash_uuid(PyObject *value, uint64_t seed, uint64_t *out)
+static int decode_uuid(PyObject *value, amq_py_value *out)
 {
 	static const char digits[] = "0123456789abcdef";
 	PyObject *bytes = PyObject_GetAttrString(value, "bytes");
@@ -137,7 +143,7 @@ static int hash_uuid(PyObject *value, uint64_t seed, uint64_t *out)
 		return -1;
 	}
 	const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(bytes);
-	char text[37], *p = text;
+	char *p = out->text;
 	for (int i = 0; i < 16; i++) {
 		if (i == 4 || i == 6 || i == 8 || i == 10)
 			*p++ = '-';
@@ -145,7 +151,7 @@ static int hash_uuid(PyObject *value, uint64_t seed, uint64_t *out)
 		*p++ = digits[b[i] & 0xf];
 	}
 	Py_DECREF(bytes);
-	*out = amq_hash_text(text, 36, seed);
+	text_value(out, 36);
 	return 0;
 }
 
@@ -165,7 +171,7 @@ static char *append_fraction(char *p, int usec)
 
 /* 'YYYY-MM-DD HH:MM:SS[.fraction]' of an aware datetime's UTC instant or a
  * naive one's fields. */
-static int hash_datetime(PyObject *value, uint64_t seed, uint64_t *out)
+static int decode_datetime(PyObject *value, amq_py_value *out)
 {
 	PyObject *dt = value;
 	Py_INCREF(dt);
@@ -184,20 +190,20 @@ static int hash_datetime(PyObject *value, uint64_t seed, uint64_t *out)
 		}
 		Py_DECREF(offset);
 	}
-	char text[64];
+	char *text = out->text;
 	char *p = text + sprintf(text, "%04d-%02d-%02d %02d:%02d:%02d", PyDateTime_GET_YEAR(dt),
 				 PyDateTime_GET_MONTH(dt), PyDateTime_GET_DAY(dt),
 				 PyDateTime_DATE_GET_HOUR(dt), PyDateTime_DATE_GET_MINUTE(dt),
 				 PyDateTime_DATE_GET_SECOND(dt));
 	p = append_fraction(p, PyDateTime_DATE_GET_MICROSECOND(dt));
 	Py_DECREF(dt);
-	*out = amq_hash_text(text, (size_t)(p - text), seed);
+	text_value(out, (size_t)(p - text));
 	return 0;
 }
 
 /* 'HH:MM:SS[.fraction]'; a time with a zone is PostgreSQL's timetz, which
  * amq refuses (its equality is not its text's). */
-static int hash_time(PyObject *value, uint64_t seed, uint64_t *out)
+static int decode_time(PyObject *value, amq_py_value *out)
 {
 	if (PyDateTime_TIME_GET_TZINFO(value) != Py_None) {
 		PyErr_SetString(PyExc_TypeError,
@@ -205,16 +211,16 @@ static int hash_time(PyObject *value, uint64_t seed, uint64_t *out)
 				"a naive time, or a datetime");
 		return -1;
 	}
-	char text[32];
+	char *text = out->text;
 	char *p =
 	    text + sprintf(text, "%02d:%02d:%02d", PyDateTime_TIME_GET_HOUR(value),
 			   PyDateTime_TIME_GET_MINUTE(value), PyDateTime_TIME_GET_SECOND(value));
 	p = append_fraction(p, PyDateTime_TIME_GET_MICROSECOND(value));
-	*out = amq_hash_text(text, (size_t)(p - text), seed);
+	text_value(out, (size_t)(p - text));
 	return 0;
 }
 
-/* The types amq_py_hash does not know as single values. */
+/* The types amq_py_decode does not know as single values. */
 static int refuse(PyObject *value)
 {
 	if (value == Py_None)
@@ -229,62 +235,128 @@ static int refuse(PyObject *value)
 	return -1;
 }
 
-int amq_py_hash(PyObject *value, uint64_t seed, uint64_t *out)
+int amq_py_decode(PyObject *value, amq_py_value *out)
 {
+	out->viewed = false;
 	if (PyLong_Check(value)) {
 		int overflow;
 		long long n = PyLong_AsLongLongAndOverflow(value, &overflow);
 		if (overflow)
-			return hash_big_int(value, seed, out);
+			return decode_big_int(value, &out->value);
 		if (n == -1 && PyErr_Occurred())
 			return -1;
-		*out = amq_hash_int(n, seed);
+		out->value = amq_value_integer(n);
 		return 0;
 	}
 	if (PyFloat_Check(value)) {
-		*out = amq_hash_double(PyFloat_AS_DOUBLE(value), seed);
+		out->value = amq_value_real(PyFloat_AS_DOUBLE(value));
 		return 0;
 	}
 	if (PyUnicode_Check(value)) {
+		/* The UTF-8 form is cached in the str, alive while it is. */
+		Py_ssize_t len;
+		const char *text = PyUnicode_AsUTF8AndSize(value, &len);
+		if (text == NULL)
+			return -1;
+		out->value = amq_value_text(text, (size_t)len);
+		return 0;
+	}
+	if (PyBytes_Check(value)) {
+		out->value =
+		    amq_value_blob(PyBytes_AS_STRING(value), (size_t)PyBytes_GET_SIZE(value));
+		return 0;
+	}
+	if (PyByteArray_Check(value) || PyMemoryView_Check(value)) {
+		if (PyObject_GetBuffer(value, &out->view, PyBUF_C_CONTIGUOUS) < 0)
+			return -1;
+		out->viewed = true;
+		out->value =
+		    amq_value_blob(out->view.len ? out->view.buf : NULL, (size_t)out->view.len);
+		return 0;
+	}
+	/* datetime is a date: test it first. */
+	if (PyDateTime_Check(value))
+		return decode_datetime(value, out);
+	if (PyDate_Check(value)) {
+		int len = sprintf(out->text, "%04d-%02d-%02d", PyDateTime_GET_YEAR(value),
+				  PyDateTime_GET_MONTH(value), PyDateTime_GET_DAY(value));
+		text_value(out, (size_t)len);
+		return 0;
+	}
+	if (PyTime_Check(value))
+		return decode_time(value, out);
+	int is = PyObject_IsInstance(value, decimal_type);
+	if (is != 0)
+		return is < 0 ? -1 : decode_decimal(value, &out->value);
+	is = PyObject_IsInstance(value, uuid_type);
+	if (is != 0)
+		return is < 0 ? -1 : decode_uuid(value, out);
+	return refuse(value);
+}
+
+void amq_py_value_release(amq_py_value *v)
+{
+	if (v->viewed) {
+		PyBuffer_Release(&v->view);
+		v->viewed = false;
+	}
+}
+
+/* amq_py_hash of the types that are not Python's own, by amq_py_decode. */
+static int hash_decoded(PyObject *value, uint64_t seed, uint64_t *out, amq_family *family)
+{
+	amq_py_value v;
+	if (amq_py_decode(value, &v) < 0)
+		return -1;
+	*out = amq_value_hash(&v.value, seed);
+	*family = v.value.family;
+	amq_py_value_release(&v);
+	return 0;
+}
+
+/* amq_py_decode's first rules, for the common types, without its frame: the
+ * same hash as amq_value_hash of the decoded value. */
+int amq_py_hash(PyObject *value, uint64_t seed, uint64_t *out, amq_family *family)
+{
+	if (PyLong_CheckExact(value)) {
+		int overflow;
+		long long n = PyLong_AsLongLongAndOverflow(value, &overflow);
+		if (n == -1 && PyErr_Occurred())
+			return -1;
+		if (!overflow) {
+			*out = amq_hash_int(n, seed);
+			*family = AMQ_FAMILY_NUMBER;
+			return 0;
+		}
+	} else if (PyFloat_CheckExact(value)) {
+		*out = amq_hash_double(PyFloat_AS_DOUBLE(value), seed);
+		*family = AMQ_FAMILY_NUMBER;
+		return 0;
+	} else if (PyUnicode_CheckExact(value)) {
 		Py_ssize_t len;
 		const char *text = PyUnicode_AsUTF8AndSize(value, &len);
 		if (text == NULL)
 			return -1;
 		*out = amq_hash_text(text, (size_t)len, seed);
+		*family = AMQ_FAMILY_TEXT;
 		return 0;
 	}
-	if (PyBytes_Check(value)) {
-		*out =
-		    amq_hash_blob(PyBytes_AS_STRING(value), (size_t)PyBytes_GET_SIZE(value), seed);
-		return 0;
-	}
-	if (PyByteArray_Check(value) || PyMemoryView_Check(value)) {
-		Py_buffer view;
-		if (PyObject_GetBuffer(value, &view, PyBUF_C_CONTIGUOUS) < 0)
-			return -1;
-		*out = amq_hash_blob(view.len ? view.buf : "", (size_t)view.len, seed);
-		PyBuffer_Release(&view);
-		return 0;
-	}
-	/* datetime is a date: test it first. */
-	if (PyDateTime_Check(value))
-		return hash_datetime(value, seed, out);
-	if (PyDate_Check(value)) {
-		char text[16];
-		int len = sprintf(text, "%04d-%02d-%02d", PyDateTime_GET_YEAR(value),
-				  PyDateTime_GET_MONTH(value), PyDateTime_GET_DAY(value));
-		*out = amq_hash_text(text, (size_t)len, seed);
-		return 0;
-	}
-	if (PyTime_Check(value))
-		return hash_time(value, seed, out);
-	int is = PyObject_IsInstance(value, decimal_type);
-	if (is != 0)
-		return is < 0 ? -1 : hash_decimal(value, seed, out);
-	is = PyObject_IsInstance(value, uuid_type);
-	if (is != 0)
-		return is < 0 ? -1 : hash_uuid(value, seed, out);
-	return refuse(value);
+	return hash_decoded(value, seed, out, family);
+}
+
+int amq_py_refuse_family(const amq_filter *f, PyObject *value, const char *function)
+{
+	amq_py_value v;
+	amq_error err;
+	if (amq_py_decode(value, &v) < 0)
+		return -1;
+	/* AMQ_OK only when f takes the value after all: the caller's mistake. */
+	if (amq_check_family(f, &v.value, function, "value", AMQ_DIALECT_PYTHON, &err) == AMQ_OK)
+		PyErr_SetString(PyExc_SystemError, "amq: a value refused that its filter takes");
+	else
+		amq_py_raise(&err);
+	amq_py_value_release(&v);
+	return -1;
 }
 
 /* Where a chunk of hashes is gathered before it is handed on. */
@@ -295,6 +367,7 @@ struct chunker {
 	size_t n;
 	uint64_t seed;
 	bool skip_none;
+	amq_py_families *families;
 	amq_py_chunk_fn fn;
 	void *ctx;
 };
@@ -309,8 +382,29 @@ static inline int chunk_flush(struct chunker *c)
 	return n > 0 ? c->fn(c->ctx, c->hashes, any_null ? c->nulls : NULL, n) : 0;
 }
 
-/* Hashes value into the chunk (a None as a null slot unless skipped),
- * handing the chunk on when it is full. */
+/* True when the filter takes a value of family (amq_filter_takes, one
+ * compare), then noted when it is added; false when the value is refused. */
+static inline bool admits(amq_py_families *fam, amq_family family)
+{
+	if (fam->check && !amq_filter_takes(&fam->filter, family))
+		return false;
+	if (fam->adds)
+		amq_filter_note_family(&fam->filter, family);
+	return true;
+}
+
+/* The error of a refused range, which its first integer shows. */
+static int refuse_integer(const amq_py_families *fam, int64_t first)
+{
+	amq_value v = amq_value_integer(first);
+	amq_error err;
+	amq_check_family(&fam->filter, &v, fam->function, "value", AMQ_DIALECT_PYTHON, &err);
+	amq_py_raise(&err);
+	return -1;
+}
+
+/* Hashes value into the chunk (a None as a null slot unless skipped) once
+ * its family is admitted, handing the chunk on when it is full. */
 static inline int chunk_value(struct chunker *c, PyObject *value)
 {
 	if (value == Py_None) {
@@ -323,8 +417,12 @@ static inline int chunk_value(struct chunker *c, PyObject *value)
 		c->nulls[c->n] = true;
 		c->hashes[c->n] = 0;
 	} else {
-		if (amq_py_hash(value, c->seed, &c->hashes[c->n]) < 0)
+		amq_family family;
+		if (amq_py_hash(value, c->seed, &c->hashes[c->n], &family) < 0)
 			return -1;
+		if (!admits(c->families, family))
+			return amq_py_refuse_family(&c->families->filter, value,
+						    c->families->function);
 		if (c->any_null)
 			c->nulls[c->n] = false;
 	}
@@ -357,12 +455,21 @@ static bool int64_range(PyObject *range, long long *start, long long *step, long
 			     !__builtin_add_overflow(*start, span, &span));
 }
 
-int amq_py_hash_each(PyObject *values, uint64_t seed, bool skip_none, amq_py_chunk_fn fn, void *ctx)
+int amq_py_hash_each(PyObject *values, uint64_t seed, bool skip_none, amq_py_families *families,
+		     amq_py_chunk_fn fn, void *ctx)
 {
-	struct chunker c = {
-	    .n = 0, .any_null = false, .seed = seed, .skip_none = skip_none, .fn = fn, .ctx = ctx};
+	struct chunker c = {.n = 0,
+			    .any_null = false,
+			    .seed = seed,
+			    .skip_none = skip_none,
+			    .families = families,
+			    .fn = fn,
+			    .ctx = ctx};
 	long long start = 0, step = 0, len = 0;
 	if (PyRange_Check(values) && int64_range(values, &start, &step, &len)) {
+		/* Every item an integer: one check for them all. */
+		if (len > 0 && !admits(families, AMQ_FAMILY_NUMBER))
+			return refuse_integer(families, start);
 		for (long long i = 0; i < len; i++) {
 			/* Unsigned arithmetic: the last step may pass INT64_MAX. */
 			c.hashes[c.n] = amq_hash_int(

@@ -24,6 +24,7 @@ BENCHES=(
 	"bulk|build/amq.so install|bash bench/bulk/run.sh build/amq --values 20 --runs 1|^\| PostgreSQL \| cuckoo "
 	"multi|install|bash bench/multi/run.sh 20000 --runs 1 --customers 10000 --fact 20000|^\| 1GB \| plain \|"
 	"join|install|bash bench/join/run.sh 1|^\| SSB Q2\.1 .*\| 256MB \|"
+	"release|build/amq.so install|bash bench/release/run.sh|^\| text \| [0-9]+ \| "
 )
 
 pass=0

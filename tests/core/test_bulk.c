@@ -312,13 +312,18 @@ static void test_add_unique(void)
 	struct variant b4 = variant_at(4);
 	build(&b4, 1000, 100, &src);
 	out.bytes = NULL;
-	CHECK(amq_filter_add_unique(&src, h(7), &out, &added, A, &err) == AMQ_OK && !added &&
-		  out.bytes == NULL,
+	CHECK(amq_filter_add_unique(&src, h(7), AMQ_FAMILY_NUMBER, &out, &added, A, &err) ==
+		      AMQ_OK &&
+		  !added && out.bytes == NULL,
 	      "a value held already is skipped and nothing is allocated");
-	CHECK(amq_filter_add_unique(&src, h(500), &out, &added, A, &err) == AMQ_OK && added,
+	CHECK(amq_filter_add_unique(&src, h(500), AMQ_FAMILY_NUMBER, &out, &added, A, &err) ==
+		      AMQ_OK &&
+		  added,
 	      "a new value is added");
 	fold(&src, AMQ_BULK_ADD, 500, 501, &want);
-	CHECK(same_bytes(&out, &want), "add_unique of a new value = cuckoo_add");
+	amq_filter_note_family(&want, AMQ_FAMILY_NUMBER);
+	amq_filter_seal(&want);
+	CHECK(same_bytes(&out, &want), "add_unique of a new value = cuckoo_add, family recorded");
 	amq_filter_free(&want, A);
 	amq_filter_free(&out, A);
 	/* A filter of 1,000 distinct values added unique 3 times over holds
@@ -327,7 +332,8 @@ static void test_add_unique(void)
 	amq_filter_clone(&cur, &src, A, &err);
 	for (int round = 0; round < 3; round++)
 		for (int64_t i = 0; i < 1000; i++)
-			if (amq_filter_add_unique(&cur, h(i), &out, &added, A, &err) == AMQ_OK &&
+			if (amq_filter_add_unique(&cur, h(i), AMQ_FAMILY_NUMBER, &out, &added, A,
+						  &err) == AMQ_OK &&
 			    added) {
 				amq_filter_free(&cur, A);
 				cur = out;
@@ -344,7 +350,7 @@ static void test_add_unique(void)
 	build(&b4, 8, 0, &tiny);
 	amq_status st = AMQ_OK;
 	for (int64_t i = 0; st == AMQ_OK && i < 1000; i++) {
-		st = amq_filter_add_unique(&tiny, h(i), &out, &added, A, &err);
+		st = amq_filter_add_unique(&tiny, h(i), AMQ_FAMILY_NUMBER, &out, &added, A, &err);
 		if (st == AMQ_OK && added) {
 			amq_filter_free(&tiny, A);
 			tiny = out;

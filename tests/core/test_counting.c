@@ -238,13 +238,18 @@ static void test_format(void)
 	amq_error err;
 	counting(&f, 100, 0.01, 1, 2);
 	amq_filter_seal(&f);
+	CHECK(f.bytes[4] == AMQ_FAMILIES_FORMAT_VERSION && f.bytes[6] == AMQ_LAYOUT_COUNTING,
+	      "version 4, layout 2");
+	/* Without families it is sealed as amq 0.2.0 wrote it. */
+	f.families = AMQ_FAMILIES_UNKNOWN;
+	amq_filter_seal(&f);
 	CHECK(f.bytes[4] == 2 && f.bytes[6] == AMQ_LAYOUT_COUNTING, "version 2, layout 2");
 	CHECK(amq_filter_read(&g, f.bytes, f.size, AMQ_KIND_BLOOM, false, "bloom_contains",
 			      "filter", &err) == AMQ_OK,
 	      "reads back: %s", err.message);
 	char json[512];
 	amq_filter_info_json(&f, json, sizeof(json));
-	CHECK(strstr(json, "\"layout\":\"counting\"") && strstr(json, "\"format_version\":2}"),
+	CHECK(strstr(json, "\"layout\":\"counting\"") && strstr(json, "\"format_version\":2,"),
 	      "info %s", json);
 	CHECK(refused_as_version(
 		  &f, 1, "invalid amq filter: format version 1 has no counting bloom layout", &err),
@@ -254,8 +259,11 @@ static void test_format(void)
 	CHECK(refused_as_version(&f, (uint8_t)newer, want, &err), "version %u: %s", newer,
 	      err.message);
 	amq_filter_free(&f, A);
-	/* Classic, blocked and cuckoo filters are still written as version 1. */
+	/* Classic, blocked and cuckoo filters without families are still
+	 * written as version 1. */
 	amq_bloom_create(&f, 100, 0.01, AMQ_LAYOUT_BLOCKED, 0, A, &err);
+	f.families = AMQ_FAMILIES_UNKNOWN;
+	amq_filter_seal(&f);
 	CHECK(f.bytes[4] == 1, "blocked: version 1");
 	amq_filter_free(&f, A);
 }

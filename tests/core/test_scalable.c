@@ -148,8 +148,8 @@ static void test_schedule(void)
 			at = link + 1;
 	}
 	CHECK(strstr(json, "{\"capacity\":8100,") == NULL, "no fifth link yet");
-	CHECK(strstr(json, "\"format_version\":2}") != NULL && f.bytes[4] == 2 && f.bytes[6] == 3,
-	      "format version 2, layout 3");
+	CHECK(strstr(json, "\"format_version\":4,") != NULL && f.bytes[4] == 4 && f.bytes[6] == 3,
+	      "format version 4, layout 3");
 	/* A header from format version 1 cannot name the layout. */
 	CHECK(refused_as_version(
 		  &f, 1, "invalid amq filter: format version 1 has no scalable bloom layout", &err),

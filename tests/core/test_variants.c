@@ -79,7 +79,9 @@ static void test_kinds(void)
 		  amq_kind_named("cuckoo") == AMQ_KIND_CUCKOO,
 	      "bloom and cuckoo keep codes 1 and 2");
 	CHECK(amq_kind_named("none") == 0 && amq_kind_named("") == 0, "no kind is named none");
-	CHECK(amq_format_version() == newest && newest >= 3, "format version %u, want at least 3",
+	if (newest < AMQ_FAMILIES_FORMAT_VERSION)
+		newest = AMQ_FAMILIES_FORMAT_VERSION;
+	CHECK(amq_format_version() == newest && newest >= 4, "format version %u, want at least 4",
 	      amq_format_version());
 }
 
@@ -137,8 +139,17 @@ static void test_dispatch(const struct variant *v)
 	CHECK(estimate > 2800 && estimate < 3200, "%s: estimate %g of 3000", v->name, estimate);
 	char json[512];
 	amq_filter_info_json(&f, json, sizeof(json));
-	/* Layouts amq 0.1.0 knew are still written as version 1; 0.2.0's as
-	 * version 2, 0.3.0's as version 3; a later kind's as its row says. */
+	CHECK(f.bytes[4] == amq_filter_format_version(&f) &&
+		  f.bytes[4] == (v->row->format_version > 4 ? v->row->format_version : 4) &&
+		  strstr(json, "\"families\":[]}") != NULL,
+	      "%s: a filter with families is written as version 4: %s", v->name, json);
+	/* Without families (a filter an older amq wrote, or one shipped to a
+	 * shard), layouts amq 0.1.0 knew are still written as version 1;
+	 * 0.2.0's as version 2, 0.3.0's as version 3; a later kind's as its row
+	 * says. */
+	f.families = AMQ_FAMILIES_UNKNOWN;
+	amq_filter_seal(&f);
+	amq_filter_info_json(&f, json, sizeof(json));
 	bool known = v->kind == AMQ_KIND_BLOOM || v->kind == AMQ_KIND_CUCKOO;
 	int version = !known				  ? v->row->format_version
 		      : v->layout >= AMQ_LAYOUT_CUCKOO_B2 ? 3
@@ -147,8 +158,9 @@ static void test_dispatch(const struct variant *v)
 	char want[32];
 	snprintf(want, sizeof(want), "\"format_version\":%d", version);
 	const char *at = strstr(json, want);
-	CHECK(at != NULL && (at[strlen(want)] == ',' || at[strlen(want)] == '}'), "%s: info %s",
-	      v->name, json);
+	CHECK(at != NULL && (at[strlen(want)] == ',' || at[strlen(want)] == '}') &&
+		  f.bytes[4] == version && strstr(json, "\"families\":null}") != NULL,
+	      "%s: info %s", v->name, json);
 	CHECK(strcmp(amq_kind_name(v->kind), v->kind == AMQ_KIND_BLOOM	  ? "bloom"
 					     : v->kind == AMQ_KIND_CUCKOO ? "cuckoo"
 									  : v->row->kind_name) == 0,

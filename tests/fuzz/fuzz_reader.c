@@ -67,7 +67,9 @@ static void read_filter(const uint8_t *data, size_t size)
 		bulk(&f, data, size, h, AMQ_BULK_DELETE);
 		amq_filter out;
 		bool added;
-		if (amq_filter_add_unique(&f, h, &out, &added, A, &err) == AMQ_OK && added)
+		if (amq_filter_add_unique(&f, h, AMQ_FAMILY_NUMBER, &out, &added, A, &err) ==
+			AMQ_OK &&
+		    added)
 			amq_filter_free(&out, A);
 	}
 }

@@ -254,19 +254,41 @@ def check_kind(results, con, kind, ops, sets):
             check_build(results, con, kind, ops, set_name, f"d_{set_name}", distinct, fpr)
     if "NEW" in ops and "ADD" in ops:
         new, add, contains = ops["NEW"]["name"], ops["ADD"]["name"], ops["CONTAINS"]["name"]
-        expr = call(ops["NEW"], {"capacity": 1000, "fpr": DEFAULT_FPR})
-        added = [42, "'forty-two'", 2.5, -7]
-        for v in added:
-            expr = call(ops["ADD"], {"filter": expr, "value": v})
-        pg = psql(f"SELECT encode(({expr})::bytea, 'hex');")[0]
-        lite = con.execute(f"SELECT hex({expr})").fetchone()[0].lower()
-        results.check(f"{kind}: {new} + {add} x{len(added)}: identical bytes", pg == lite)
-        pg_found = [psql(f"SELECT {contains}({literal(kind, lite)}, {v});")[0] for v in added]
-        lite_found = [con.execute(f"SELECT {contains}(?1, {v})", (bytes.fromhex(pg),)).fetchone()[0]
-                      for v in added]
-        results.check(f"{kind}: the added values found by each engine in the other's filter",
-                      pg_found == ["t"] * len(added) and lite_found == [1] * len(added),
-                      f"{pg_found} {lite_found}")
+        # An empty filter takes its first add's family; then the same bytes
+        # in both engines, and each engine finds every value in the other's.
+        for family, added in (("numbers", [42, 2.5, -7]), ("text", ["'forty-two'", "'x'"])):
+            expr = call(ops["NEW"], {"capacity": 1000, "fpr": DEFAULT_FPR})
+            for v in added:
+                expr = call(ops["ADD"], {"filter": expr, "value": v})
+            pg = psql(f"SELECT encode(({expr})::bytea, 'hex');")[0]
+            lite = con.execute(f"SELECT hex({expr})").fetchone()[0].lower()
+            results.check(f"{kind}: {new} + {add} x{len(added)} of {family}: identical bytes",
+                          pg == lite)
+            pg_found = [psql(f"SELECT {contains}({literal(kind, lite)}, {v});")[0]
+                        for v in added]
+            lite_found = [con.execute(f"SELECT {contains}(?1, {v})",
+                                      (bytes.fromhex(pg),)).fetchone()[0] for v in added]
+            results.check(f"{kind}: the added {family} found by each engine in the other's filter",
+                          pg_found == ["t"] * len(added) and lite_found == [1] * len(added),
+                          f"{pg_found} {lite_found}")
+            # A value of the other family is the same error in both engines.
+            other = "'42'" if family == "numbers" else "42"
+            try:
+                psql(f"SELECT {contains}({literal(kind, lite)}, {other});")
+                pg_error = ""
+            except RuntimeError as e:
+                pg_error = str(e)
+            try:
+                con.execute(f"SELECT {contains}(?1, {other})", (bytes.fromhex(pg),))
+                lite_error = ""
+            except sqlite3.Error as e:
+                lite_error = str(e)
+            message = (f"{contains}: value: the filter holds {family}, got "
+                       f"{'text' if family == 'numbers' else 'number'} {other}")
+            results.check(f"{kind}: a {family} filter probed with {other}: the same message",
+                          f"ERROR:  {message}\n" in pg_error + "\n" and
+                          lite_error.startswith(message + ": cast the value"),
+                          f"{pg_error!r} / {lite_error!r}")
 
 
 def main():

@@ -27,6 +27,9 @@ shard's orders):
   timestamptz behind text, text behind bigint) get the filter, and the shard
   passes every row: never a row missed;
 - a nested loop that rebuilds the filter on each rescan sends each new one;
+- what a shard receives is format version 1 with no value families (its
+  bind parameters in the shard's log), which every amq release reads and no
+  shard family-checks;
 - a role that is not a superuser gets the filter when its user mapping may
   connect without a password, and postgres_fdw's error when not (planning
   connects nowhere);
@@ -37,9 +40,10 @@ shard's orders):
 import os
 import re
 import sys
+import time
 
 import faults
-from nodes import REPO, fetched, foreign_scans, node_ctl, plan, psql, run_psql, value
+from nodes import ROOT, REPO, fetched, foreign_scans, node_ctl, plan, psql, run_psql, value
 from pushdown import check_scans, plan_nodes, shard_counts
 
 # What the corpora share (a digest of a query's rows).
@@ -181,6 +185,26 @@ def not_shipped(r, name, query, setup=ON, local=None):
         r.check(f"{name}: {'a' if local else 'no'} local filter", bool(probes) == local,
                 f"{len(probes)} probes")
     same_answer(r, name, query)
+
+
+def shipped_format(r):
+    """The filter parameter a shard binds is format version 1 (header byte 4)
+    with byte 44 zero: no families, readable by every amq release, never
+    checked on the shard (its values are no user's)."""
+    log = os.path.join(ROOT, "shard1", "server.log")
+    start = os.path.getsize(log)
+    psql("shard1", "ALTER SYSTEM SET log_statement = 'all'; SELECT pg_reload_conf();")
+    try:
+        time.sleep(1)
+        same_answer(r, "logged shard", VIP.format(t="orders_f1"), 2000)
+    finally:
+        psql("shard1", "ALTER SYSTEM RESET log_statement; SELECT pg_reload_conf();")
+    with open(log, encoding="utf-8", errors="replace") as f:
+        f.seek(start)
+        filters = re.findall(r"\$\d+ = '\\x(414d5146[0-9a-f]+)'", f.read())
+    r.check("the shard bound filters, each format version 1 without families",
+            filters and all(h[8:10] == "01" and h[88:90] == "00" for h in filters),
+            f"{len(filters)} filters, heads {sorted({h[:10] for h in filters})}")
 
 
 def never(r):
@@ -475,6 +499,7 @@ def shard_down(r):
 def run_all(r):
     setup()
     r.run("remote filter: ships", ships)
+    r.run("remote filter: shipped format", shipped_format)
     r.run("remote filter: never", never)
     r.run("remote filter: too large", too_large)
     r.run("remote filter: without amq", without_amq)

@@ -17,6 +17,8 @@ outdir="$AMQ_PG_DIR/regress"
 indir="$AMQ_PG_DIR/input"
 mkdir -p "$outdir" "$indir"
 cp -r sql specs expected "$indir"/
+# sql/families.sql reads filters older releases wrote.
+mkdir -p "$indir/tests" && cp -r tests/fixtures "$indir/tests/"
 [ -n "$AMQ_AS" ] && chown -R postgres: "$outdir" "$indir"
 
 tests=$(cd sql && ls *.sql | sed 's/\.sql$//')

@@ -1,8 +1,11 @@
 """The amq Python package in process: value hashing (docs/HASHING.md's
 known answers, every supported type, TypeError for the rest), Filter and its
-methods on every layout (None as SQL's NULL), the builders, amq.load, the
-namespace, the amq command (-o written whole or not at all) and the README's
-example of it, run as written, and damaged bytes (mutated filters of every
+methods on every layout (None as SQL's NULL), value families (a value of a
+family the filter does not hold is amq.Error with core's message and Python's
+hint; filters of amq 0.3.0, tests/fixtures, are never checked), the builders,
+amq.load, the namespace, the amq command (-o written whole or not at all; keys
+read by the filter's families) and the README's example of it, run as written,
+and damaged bytes (mutated filters of every
 kind and layout, the fuzz seed corpus, random bytes): each gives a Filter or amq.Error, never a crash, and amq.Error exactly
 when SQLite refuses the same bytes, with the same words.
 
@@ -90,7 +93,7 @@ def filter_basics(r):
     r.check("every value added is in the filter", all(i in f for i in range(1000)))
     r.check("f.contains agrees with `in`", all(f.contains(i) == (i in f)
                                                for i in range(-500, 3000)))
-    probes = list(range(-500, 3000)) + [3.0, 2.5, "x", b"x"]
+    probes = list(range(-500, 3000)) + [3.0, 2.5, True, D("7"), 2**70]
     r.equal("contains_many agrees with contains", f.contains_many(probes),
             [f.contains(v) for v in probes])
     r.equal("contains_many of a tuple, a generator and a range agree",
@@ -111,8 +114,8 @@ def filter_basics(r):
                                                           amq.Filter(memoryview(bytes(f)))), (f, f))
     r.equal("pickle round trip", pickle.loads(pickle.dumps(f)), f)
     g = copy.copy(f)
-    g.add("new")
-    r.check("a copy is independent", g != f and "new" in g and amq.Filter(bytes(f)) == f)
+    g.add(123456789)
+    r.check("a copy is independent", g != f and 123456789 in g and amq.Filter(bytes(f)) == f)
     r.equal("deepcopy", copy.deepcopy(f), f)
     r.raises("a Filter is unhashable (it changes)", TypeError, hash, f)
     r.equal("memoryview(f) is bytes(f), read-only", (bytes(memoryview(f)),
@@ -184,7 +187,8 @@ def mutation(r):
     """add, delete, add_unique, count on every layout, in place, and sealed
     bytes that verify again; mutation is refused while the bytes are exported."""
     for layout in BLOOM_LAYOUTS:
-        f = amq.bloom([], capacity=100, layout=layout)
+        # A filter of every family (an empty one would take only its first add's).
+        f = amq.bloom([0, "", b""], capacity=100, layout=layout)
         for v in [1, "one", b"1", 1.5]:
             f.add(v)
         r.check(f"bloom {layout}: added values are in", all(v in f for v in [1, "one", b"1", 1.5]))
@@ -219,6 +223,237 @@ def mutation(r):
     view.release()
     f.add(99)
     r.check("add after the view is released", 99 in f)
+
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures",
+                        "amq-0.3.0.tsv")
+
+
+def family_error(r, name, fn, *args, message, hint):
+    """A check that fn(*args) raises the family check's amq.Error: core's
+    message, Python's hint, SQLSTATE 22023, str() "<message>: <hint>"."""
+    e = r.raises(name, amq.Error, fn, *args, message=f"{message}: {hint}")
+    r.equal(f"{name}: message, hint, SQLSTATE", e and (e.message, e.hint, e.sqlstate),
+            (message, hint, "22023"))
+    return e
+
+
+def families(r):
+    """Filters know the families of what they hold (numbers, text, blobs):
+    a probe, add, delete or count of a value of another family raises
+    amq.Error with core's message and Python's hint, single and bulk; the
+    builders record every family they see, an empty filter takes its first
+    add's, union joins them; None is still NULL."""
+    ints = amq.bloom([1, 2, 42])
+    r.equal("a filter of ints holds numbers", (ints.families, ints.info()["families"],
+                                                ints.info()["format_version"]),
+            (("numbers",), ["numbers"], 4))
+    r.equal("... and says so in its bytes (header byte 44, version 4)",
+            (bytes(ints)[4], bytes(ints)[44], amq.Filter(bytes(ints)).families),
+            (4, 1, ("numbers",)))
+    probe = "bloom_contains: value: the filter holds numbers, got text '42'"
+    family_error(r, "'42' against a filter of ints", ints.contains, "42", message=probe,
+                 hint="convert the value (int('42'))")
+    family_error(r, "'42' in f", lambda: "42" in ints, message=probe,
+                 hint="convert the value (int('42'))")
+    family_error(r, "'4.5' against a filter of ints", ints.contains, "4.5",
+                 message="bloom_contains: value: the filter holds numbers, got text '4.5'",
+                 hint="convert the value (float('4.5'))")
+    family_error(r, "'abc' against a filter of ints: no conversion keeps its meaning",
+                 ints.contains, "abc",
+                 message="bloom_contains: value: the filter holds numbers, got text 'abc'",
+                 hint="use a number, the family the filter holds")
+    r.equal("every number is taken: int, float, bool, Decimal, an int past int64",
+            [ints.contains(v) for v in (42, 42.0, True, D("42"), 2**70, 1.5)],
+            [True, True, True, True, False, False])
+    r.equal("None is still NULL on a filter of ints",
+            (ints.contains(None), None in ints, ints.contains_many([None, 1])),
+            (None, False, [None, True]))
+
+    text = amq.cuckoo(["a", "b"])
+    family_error(r, "bytes against a filter of text", text.contains, b"a",
+                 message="cuckoo_contains: value: the filter holds text, got blob X'61'",
+                 hint="convert the value (value.decode())")
+    family_error(r, "an int against a filter of text", text.count, 7,
+                 message="cuckoo_count: value: the filter holds text, got number 7",
+                 hint="convert the value (str(7))")
+    before = bytes(text)
+    family_error(r, "delete of an int from a filter of text", text.delete, 7,
+                 message="cuckoo_delete: value: the filter holds text, got number 7",
+                 hint="convert the value (str(7))")
+    family_error(r, "add of bytes to a cuckoo filter of text", text.add, b"\x00\xff",
+                 message="cuckoo_add: value: the filter holds text, got blob X'00FF'",
+                 hint="convert the value (value.decode())")
+    family_error(r, "add_unique of a float to a cuckoo filter of text", text.add_unique, 1.5,
+                 message="cuckoo_add_unique: value: the filter holds text, got number 1.5",
+                 hint="convert the value (str(1.5))")
+    r.equal("... none of them changed a byte or a family", (bytes(text), text.families),
+            (before, ("text",)))
+    when = datetime.date(2024, 5, 1)
+    r.equal("date, datetime, time and UUID are text", [
+        amq.bloom([v]).families for v in (when, datetime.datetime(2024, 5, 1, 12), datetime.time(9),
+                                          uuid.UUID(int=1))], [("text",)] * 4)
+    r.check("... and a filter of text takes them", amq.bloom(["2024-05-01"]).contains(when))
+    r.equal("bytes, bytearray and memoryview are blobs",
+            [amq.bloom([v]).families for v in (b"a", bytearray(b"a"), memoryview(b"a"))],
+            [("blobs",)] * 3)
+
+    words = amq.bloom(["x"], capacity=100)
+    before = bytes(words)
+    family_error(r, "add of an int to a bloom filter of text", words.add, 1,
+                 message="bloom_add: value: the filter holds text, got number 1",
+                 hint="convert the value (str(1))")
+    family_error(r, "add_unique on a bloom filter names bloom_add", words.add_unique, 1,
+                 message="bloom_add: value: the filter holds text, got number 1",
+                 hint="convert the value (str(1))")
+    r.equal("... and changed no byte", bytes(words), before)
+    counting = amq.bloom([1, 2], layout="counting")
+    family_error(r, "bloom_frequency: count of text on a counting filter of numbers",
+                 counting.count, "x",
+                 message="bloom_frequency: value: the filter holds numbers, got text 'x'",
+                 hint="use a number, the family the filter holds")
+    family_error(r, "the family is checked before the layout (delete on a blocked filter)",
+                 ints.delete, "x",
+                 message="bloom_delete: value: the filter holds numbers, got text 'x'",
+                 hint="use a number, the family the filter holds")
+
+    mixed = amq.bloom([1, "a"])
+    r.equal("amq.bloom([1, 'a']) holds numbers and text", (mixed.families,
+                                                            mixed.info()["families"]),
+            (("numbers", "text"), ["numbers", "text"]))
+    r.equal("... and answers both", (1 in mixed, "a" in mixed, mixed.contains_many([1, "a", 2])),
+            (True, True, [True, True, False]))
+    family_error(r, "... but refuses bytes", mixed.contains, b"a",
+                 message="bloom_contains: value: the filter holds numbers and text, got blob X'61'",
+                 hint="use a number or text, the families the filter holds")
+    r.equal("amq.cuckoo keeps every family it sees too",
+            amq.cuckoo([b"x", None, 2.5, "t"]).families, ("numbers", "text", "blobs"))
+
+    empty = amq.bloom([], capacity=100)
+    r.equal("an empty filter holds no family yet", (empty.families, empty.info()["families"]),
+            ((), []))
+    r.equal("... answers every family, with no error",
+            (empty.contains(1), empty.contains("a"), empty.contains_many([b"b", 2.5])),
+            (False, False, [False, False]))
+    empty.add("x")
+    r.equal("... takes its first add's family", (empty.families,
+                                                 amq.Filter(bytes(empty)).families), (("text",),) * 2)
+    family_error(r, "... and then refuses another", empty.add, 1,
+                 message="bloom_add: value: the filter holds text, got number 1",
+                 hint="convert the value (str(1))")
+    c = amq.cuckoo([], capacity=100)
+    before = bytes(c)
+    family_error(r, "add_many([1, 'a']) on an empty filter stops at 'a', as cuckoo_add_agg",
+                 c.add_many, [1, "a"],
+                 message="cuckoo_add_agg: value: the filter holds numbers, got text 'a'",
+                 hint="use a number, the family the filter holds")
+    r.equal("... and changed nothing", (bytes(c), c.families), (before, ()))
+    c.add_many([1, None, 2])
+    r.equal("add_many records its family", (c.families, amq.Filter(bytes(c)).families),
+            (("numbers",),) * 2)
+    b = amq.bloom([], capacity=100)
+    b.add_many(iter([b"x", b"y"]))
+    r.equal("a bloom filter's add_many too", b.families, ("blobs",))
+    before = bytes(b)
+    family_error(r, "bloom add_many of another family", b.add_many, [b"z", "z"],
+                 message="bloom_add_agg: value: the filter holds blobs, got text 'z'",
+                 hint="convert the value ('z'.encode())")
+    r.equal("... changed nothing", bytes(b), before)
+
+    family_error(r, "contains_many with a wrong-family element", ints.contains_many,
+                 [1, None, 2, "3"],
+                 message="bloom_contains: value: the filter holds numbers, got text '3'",
+                 hint="convert the value (int('3'))")
+    family_error(r, "contains_many of a range against a filter of text",
+                 amq.bloom(["a"]).contains_many, range(5, 10),
+                 message="bloom_contains: value: the filter holds text, got number 5",
+                 hint="convert the value (str(5))")
+    family_error(r, "contains_many on a cuckoo filter, past the first batch",
+                 amq.cuckoo(range(10)).contains_many, list(range(1000)) + [b"\x01"],
+                 message="cuckoo_contains: value: the filter holds numbers, got blob X'01'",
+                 hint="use a number, the family the filter holds")
+    r.equal("contains_many of an empty range on a filter of text", amq.bloom(["a"]).contains_many(
+        range(0)), [])
+
+    one, two = amq.bloom([1], capacity=100), amq.bloom(["a"], capacity=100)
+    r.equal("the union of numbers and text holds both", ((one | two).families,
+                                                        one.union(two).families),
+            (("numbers", "text"),) * 2)
+    joined = one.copy()
+    joined |= two
+    r.check("... in place too, and answers both", joined.families == ("numbers", "text") and
+            1 in joined and "a" in joined, joined.families)
+    r.equal("an intersection keeps the families both hold",
+            (amq.bloom([1, "a"], capacity=100) & one).families, ("numbers",))
+
+    # The message is SQL's for the same filter and value; only the hint is Python's.
+    lite = sqlite3.connect(":memory:")
+    amq.load(lite)
+    for name, f, sql, value in [("bloom_contains", ints, "bloom_contains(?, ?)", "42"),
+                                ("cuckoo_count", text, "cuckoo_count(?, ?)", 7),
+                                ("bloom_add", words, "bloom_add(?, ?)", b"\x00")]:
+        try:
+            lite.execute(f"SELECT {sql}", (bytes(f), value)).fetchone()
+            sql_text = None
+        except sqlite3.Error as e:
+            sql_text = str(e)
+        try:
+            getattr(f, {"bloom_contains": "contains", "cuckoo_count": "count",
+                        "bloom_add": "add"}[name])(value)
+            ours = None
+        except amq.Error as e:
+            ours = e
+        r.check(f"{name}: SQLite's error starts with Python's message, then SQL's cast",
+                ours is not None and sql_text is not None and
+                sql_text.startswith(ours.message + ": ") and ours.hint not in sql_text,
+                (sql_text, ours and str(ours)))
+
+
+def old_filters(r):
+    """Filters amq 0.3.0 wrote (tests/fixtures/amq-0.3.0.tsv, format 1 to 3,
+    over the ints 1..200 and the text 'k1'..'k50'): their families are None
+    (unknown), nothing is checked, changes keep their version, and a union
+    with a new filter is unknown too."""
+    with open(FIXTURES, encoding="ascii") as f:
+        rows = [line.rstrip("\n").split("\t") for line in f if line.strip()]
+    r.equal("the fixtures hold every kind and layout", len(rows), 8)
+    ints, keys = list(range(1, 201)), [f"k{i}" for i in range(1, 51)]
+    for name, kind, data in rows:
+        old = bytes.fromhex(data)
+        f = amq.Filter(old)
+        version = old[4]
+        r.equal(f"{name}: families None, info's null, its own format version",
+                (f.kind, f.families, f.info()["families"], f.info()["format_version"]),
+                (kind, None, None, version))
+        r.check(f"{name}: version 1 to 3, byte 44 zero", version in (1, 2, 3) and old[44] == 0,
+                (version, old[44]))
+        r.check(f"{name}: answers every value it holds, ints and text",
+                all(f.contains_many(ints)) and all(f.contains_many(keys)) and
+                all(v in f for v in ints[:20] + keys[:20]))
+        try:
+            answers = [f.contains(v) for v in ("5", b"k1", 2.5, datetime.date(2024, 1, 1))]
+            answers += f.contains_many([b"x", "y", 3])
+            ok = all(isinstance(a, bool) for a in answers)
+        except amq.Error as e:
+            ok = e
+        r.check(f"{name}: any family is answered, never refused", ok is True, ok)
+        g = f.copy()
+        g.add(b"blob")
+        g.add_many(["t", 9])
+        r.equal(f"{name}: adds keep it unknown, in its own version",
+                (g.families, bytes(g)[4], bytes(g)[44], amq.Filter(bytes(g)).families),
+                (None, version, 0, None))
+        if kind == "bloom" and name != "bloom scalable":
+            layout = name.split()[1]
+            new = amq.bloom(ints + keys, layout=layout)
+            r.equal(f"{name}: the same values built now differ in version, families and "
+                    "checksum only", [i for i in range(len(old)) if bytes(new)[i] != old[i]
+                                      and not 56 <= i < 64], [4, 44])
+            r.equal(f"{name}: a union with a new filter is unknown, in the old version",
+                    ((f | new).families, (new | f).families, bytes(new | f)[4]),
+                    (None, None, version))
+    v1 = amq.Filter(bytes.fromhex(rows[0][2]))
+    r.equal("an old filter's families is None", v1.families, None)
 
 
 def cuckoo_full(r):
@@ -603,6 +838,83 @@ def output_file(r, work, bloom_path, cuckoo_path):
             (before, []))
 
 
+def command_families(r):
+    """amq contains reads keys as the filter's values without --type: numbers
+    as int (float when not an integer), text as text, blobs as hex; mixed,
+    empty and old filters as text. An explicit --type wins, and a wrong family
+    is core's error with the --type values that fit."""
+    work = tempfile.mkdtemp()
+
+    def write(name, data):
+        path = os.path.join(work, name)
+        with open(path, "wb") as out:
+            out.write(data)
+        return path
+
+    status, built, _ = run_cli("build", "--type", "int", stdin=b"1\n2\n4\n")
+    nums = write("v.amq", built)
+    r.equal("build --type int records numbers", amq.Filter(built).families, ("numbers",))
+    r.equal("contains FILE 4 on a filter of ints, no --type", run_cli("contains", nums, "4"),
+            (0, b"4\tmaybe\n", ""))
+    r.equal("... a key that is not an integer is a float", run_cli(
+        "contains", nums, "4.0", "2.5", "-1"), (1, b"4.0\tmaybe\n2.5\tno\n-1\tno\n", ""))
+    r.equal("... keys from stdin, empty lines at the end ignored", run_cli(
+        "contains", nums, stdin=b"1\n 2 \n\n"), (0, b"1\tmaybe\n 2 \tmaybe\n", ""))
+    r.equal("... a key that is no number names the filter's family", run_cli(
+        "contains", nums, "abc"), (2, b"", f"amq contains: {nums}: 'abc' is not a number, and "
+                                   "the filter holds numbers (pass --type to read keys as "
+                                   "another type)\n"))
+    r.equal("--type int still reads ints", run_cli("contains", "--type", "int", nums, "4"),
+            (0, b"4\tmaybe\n", ""))
+    r.equal("--type text wins, and the wrong family is core's error", run_cli(
+        "contains", "--type", "text", nums, "4"),
+        (2, b"", f"amq contains: {nums}: bloom_contains: value: the filter holds numbers, got "
+         "text '4': leave --type out to read keys as the filter's values, or pass --type int "
+         "or real\n"))
+
+    text = write("t.amq", run_cli("build", stdin=b"a\n1\n")[1])
+    r.equal("a filter of text reads keys as text", run_cli("contains", text, "a", "1", "2"),
+            (1, b"a\tmaybe\n1\tmaybe\n2\tno\n", ""))
+    r.equal("... and --type int is refused", run_cli("contains", "--type", "int", text, "1"),
+            (2, b"", f"amq contains: {text}: bloom_contains: value: the filter holds text, got "
+             "number 1: leave --type out to read keys as the filter's values, or pass --type "
+             "text\n"))
+    blobs = write("b.amq", run_cli("build", "--kind", "cuckoo", "--type", "blob",
+                                   stdin=b"00ff\n")[1])
+    r.equal("a filter of blobs reads keys as hex", run_cli("contains", blobs, "00FF", "01"),
+            (1, b"00FF\tmaybe\n01\tno\n", ""))
+    r.equal("... a key that is not hex names the family", run_cli("contains", blobs, "zz"),
+            (2, b"", f"amq contains: {blobs}: 'zz' is not hexadecimal digits, and the filter "
+             "holds blobs (pass --type to read keys as another type)\n"))
+    r.equal("... and --type text is refused with cuckoo_contains' words", run_cli(
+        "contains", "--type", "text", blobs, "00ff"),
+        (2, b"", f"amq contains: {blobs}: cuckoo_contains: value: the filter holds blobs, got "
+         "text '00ff': leave --type out to read keys as the filter's values, or pass --type "
+         "blob\n"))
+
+    mixed = write("m.amq", bytes(amq.bloom([1, b"a"])))
+    r.equal("a mixed filter needs --type: text by default is refused", run_cli(
+        "contains", mixed, "1"),
+        (2, b"", f"amq contains: {mixed}: bloom_contains: value: the filter holds numbers and "
+         "blobs, got text '1': pass --type int, real or blob, the types of the filter's "
+         "values\n"))
+    r.equal("... and answers with it", (run_cli("contains", "--type", "int", mixed, "1"),
+                                        run_cli("contains", "--type", "blob", mixed, "61")),
+            ((0, b"1\tmaybe\n", ""), (0, b"61\tmaybe\n", "")))
+    empty = write("e.amq", bytes(amq.bloom([], capacity=10)))
+    r.equal("an empty filter reads keys as text and refuses none", (
+        run_cli("contains", empty, "a"), run_cli("contains", "--type", "int", empty, "1")),
+        ((1, b"a\tno\n", ""), (1, b"1\tno\n", "")))
+    with open(FIXTURES, encoding="ascii") as f:
+        old = write("old.amq", bytes.fromhex(f.readline().split("\t")[2].strip()))
+    r.equal("a filter of amq 0.3.0 reads keys as text, and any --type is answered", (
+        run_cli("contains", old, "k1"), run_cli("contains", "--type", "int", old, "7"),
+        run_cli("contains", "--type", "blob", old, "00")[0]),
+        ((0, b"k1\tmaybe\n", ""), (0, b"7\tmaybe\n", ""), 1))
+    status, out, _ = run_cli("contains", "--help")
+    r.check("contains --help says how keys are read", status == 0 and b"families" in out, out)
+
+
 def readme_commands(r):
     """The README's example of the amq command runs as written: each "$ "
     line in a fresh folder, its output (stdout and stderr) the lines after."""
@@ -699,12 +1011,17 @@ def damaged_bytes(r, seed_dir):
         else:
             opened += 1
             ours = None
-            # A filter that opened works: probe, describe, change, write out.
-            f.contains_many(range(50))
+            # A filter that opened works: probe, describe, change, write out
+            # (with values of a family it takes: a seed may hold text only).
+            probe = range(50)
+            if f.families and "numbers" not in f.families:
+                probe = ([str(i) for i in range(50)] if "text" in f.families
+                         else [bytes([i]) for i in range(50)])
+            f.contains_many(probe)
             f.info()
             g = f.copy()
             try:
-                g.add_many(range(20))
+                g.add_many(probe[:20])
             except amq.Error:
                 pass
             amq.Filter(bytes(g))
@@ -720,8 +1037,10 @@ def damaged_bytes(r, seed_dir):
 
 def main():
     seed_dir = sys.argv[1] if len(sys.argv) > 1 else None
-    Results().run(hash_vectors, filter_basics, none_is_null, mutation, cuckoo_full, cuckoo_copies,
-                  cuckoo_lowest_fpr, combining, builders, loading, namespace, command, readme_commands,
+    Results().run(hash_vectors, filter_basics, none_is_null, mutation, families, old_filters,
+                  cuckoo_full, cuckoo_copies,
+                  cuckoo_lowest_fpr, combining, builders, loading, namespace, command,
+                  command_families, readme_commands,
                   lambda r: damaged_bytes(r, seed_dir))
 
 

@@ -7,7 +7,8 @@ it), and Filter.contains answers as bloom_contains / cuckoo_contains do on the
 filter each engine builds. amq.bloom and amq.cuckoo give the aggregates' bytes
 for every layout in both engines; amq.Error says what SQLite and PostgreSQL say
 for the same mistake (message, hint, SQLSTATE; where SQL's hint names SQL
-functions, the same message with Python's advice); filters changed in Python read
+functions or casts, the same message with Python's advice: a value of a family
+the filter does not hold); filters changed in Python read
 back in SQL and the other way round; amq.psycopg loads and dumps bloom and
 cuckoo in text and binary; the amq command's files and literals work in SQL.
 
@@ -354,6 +355,47 @@ def damaged_bytes(r, pg, lite):
                 (pg_message[len("bloom: bytea: "):], pg_hint, pg_state))
 
 
+def families(r, pg, lite):
+    """A probe or add of a value of a family the filter does not hold: the
+    same message and SQLSTATE in all three, SQL's cast as the hint in SQLite
+    and PostgreSQL, Python's conversion in amq.Error. The families each engine
+    records are the ones Python records."""
+    ints, text = amq.bloom(range(1, 101)), amq.cuckoo(["a", "b"])
+    cases = [
+        ("'42' against numbers", lambda: ints.contains("42"), "bloom_contains({f}, {v})",
+         ints, "42", "text", "convert the value (int('42'))"),
+        ("'4.5' against numbers", lambda: ints.contains("4.5"), "bloom_contains({f}, {v})",
+         ints, "4.5", "text", "convert the value (float('4.5'))"),
+        ("bytes against text", lambda: text.contains(b"\x01"), "cuckoo_contains({f}, {v})",
+         text, b"\x01", "bytea", "convert the value (value.decode())"),
+        ("an int added to text", lambda: text.copy().add(7), "cuckoo_add({f}, {v})",
+         text, 7, "int8", "convert the value (str(7))"),
+    ]
+    for name, fn, template, f, value, pg_type, hint in cases:
+        py = python_error(fn)
+        lite_message = sqlite_error(lite, "SELECT " + template.format(f="?", v="?"),
+                                    (bytes(f), value))
+        pg_message, pg_hint, pg_state = pg_error(pg, "SELECT " + template.format(
+            f=f"%s::bytea::{f.kind}", v=f"%s::{pg_type}"), (bytes(f), value)) or (None,) * 3
+        r.check(f"{name}: amq.Error", py is not None)
+        if py is None:
+            continue
+        r.equal(f"{name}: PostgreSQL's message and SQLSTATE, Python's hint",
+                (py.message, py.sqlstate, py.hint), (pg_message, pg_state, hint))
+        sql_hint = pg_hint[:1].lower() + pg_hint[1:-1] if pg_hint else ""
+        r.equal(f"{name}: SQLite's message with SQL's cast", lite_message,
+                f"{py.message}: {sql_hint}")
+    lite.execute("CREATE TABLE mixed (v)")
+    lite.executemany("INSERT INTO mixed VALUES (?)", [(1,), ("a",), (2,), (b"b",)])
+    lite_mixed = amq.Filter(lite.execute("SELECT bloom_agg(v) FROM mixed").fetchone()[0])
+    r.equal("a mixed SQLite column gives amq.bloom's families and bytes",
+            (lite_mixed.families, lite_mixed), (("numbers", "text", "blobs"),
+                                                amq.bloom([1, "a", 2, b"b"])))
+    pg_text = amq.Filter(pg.execute("SELECT bloom_agg(v)::bytea FROM unnest(%s::text[]) v",
+                                    (["x", "y"],)).fetchone()[0])
+    r.equal("PostgreSQL's filter of text holds text", pg_text.families, ("text",))
+
+
 def round_trips(r, pg, lite):
     """Filters changed in Python read back in SQL, with the bytes SQL's own
     changes give, and the other way round."""
@@ -385,10 +427,10 @@ def round_trips(r, pg, lite):
     r.equal("Python reads the filter PostgreSQL changed", (h.contains_many("abcde"), h.count("e")),
             ([False, True, True, True, True], 1))
     unique = amq.cuckoo([], 0.001, 100)
-    for v in [42, "x", 42, 2.5, "x", 42.0]:
+    for v in [42, 7, 42, 2.5, 7, 42.0]:
         unique.add_unique(v)
     chain = "cuckoo_new(100, 0.001)"
-    for v in ["42", "'x'", "42", "2.5", "'x'", "42.0"]:
+    for v in ["42", "7", "42", "2.5", "7", "42.0"]:
         chain = f"cuckoo_add_unique({chain}, {v})"
     r.equal("add_unique is cuckoo_add_unique in both engines", bytes(unique),
             pg.execute(f"SELECT ({chain})::bytea").fetchone()[0])
@@ -414,9 +456,9 @@ def psycopg_adapter(r, pg):
         r.equal(f"amq.Filter dumps as bloom or cuckoo by kind ({placeholder})", got,
                 ("bloom", "cuckoo", True, False))
     conn.execute("CREATE TABLE stored (name text, b bloom, c cuckoo)")
-    f.add("python")
+    f.add(1000)
     conn.execute("INSERT INTO stored VALUES ('x', %s, %b)", (f, c))
-    back = conn.execute("SELECT b, c, bloom_contains(b, 'python') FROM stored").fetchone()
+    back = conn.execute("SELECT b, c, bloom_contains(b, 1000) FROM stored").fetchone()
     r.equal("stored and read back", back, (f, c, True))
     back = conn.cursor(binary=True).execute("SELECT b, c FROM stored").fetchone()
     r.equal("read back in binary", back, (f, c))
@@ -482,7 +524,7 @@ def main():
     pg.execute("CREATE EXTENSION amq")
     lite = sqlite3.connect(":memory:")
     amq.load(lite)
-    sections = [values_hash_and_probe, builders, errors, round_trips, command]
+    sections = [values_hash_and_probe, builders, errors, families, round_trips, command]
     Results().run(*[lambda r, s=s: s(r, pg, lite) for s in sections],
                   lambda r: psycopg_adapter(r, pg))
 

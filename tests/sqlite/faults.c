@@ -66,6 +66,10 @@ static const char *const FAILING[] = {
     "SELECT cuckoo_add_unique(bloom_new(10, 0.01), 1)",
     "WITH RECURSIVE r(i, f) AS (SELECT 0, cuckoo_new(10) UNION ALL "
     "SELECT i + 1, cuckoo_add_unique(f, i) FROM r WHERE i < 1000) SELECT count(*) FROM r",
+    /* A value of a family the filter does not hold: the message. */
+    "SELECT bloom_add(bloom_agg(1), 'text')",
+    "SELECT cuckoo_contains(cuckoo_agg('a'), X'00')",
+    "SELECT bloom_add_agg(bloom_new(10, 0.01), x) FROM (SELECT 1 AS x UNION ALL SELECT 'a')",
     /* Too big for the blob limit this program sets. */
     "SELECT bloom_new(100000, 0.01)",
     SERIES(100000) "SELECT bloom_agg(i) FROM n",
@@ -79,7 +83,9 @@ static const char *const ALLOCATING[] = {
     SERIES(200) "SELECT bloom_agg(i, 0.01, 500) FROM n",
     "SELECT bloom_agg(x) FROM (SELECT NULL AS x WHERE 0)",
     "SELECT bloom_union_agg(f) FROM (SELECT ?1 AS f UNION ALL SELECT ?1)",
-    "SELECT bloom_add(?1, 'text'), bloom_union(?1, ?1), bloom_intersect(?1, ?1)",
+    /* ?1 holds numbers; text goes into a filter of none yet. */
+    "SELECT bloom_add(?1, 1000), bloom_add(bloom_new(10, 0.01), 'text'), bloom_union(?1, ?1), "
+    "bloom_intersect(?1, ?1)",
     "SELECT bloom_count(?1), bloom_fpr(?1), bloom_info(?1), amq_hash('text')",
     SERIES(50) "SELECT sum(bloom_contains(?1, i)) FROM n",
     SERIES(50) "SELECT sum(bloom_contains(f, i)) FROM n, (SELECT ?1 AS f)",

@@ -71,9 +71,14 @@ static struct blob seed_filter(const char *sql)
 static const char *const SEEDS[] = {
     "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 400) "
     "SELECT bloom_agg(i) FROM n",
+    /* Every seed holds numbers (the forms probe with 7 and 2.5: a value of
+     * another family is refused, test_sqlite.py's test_families); this one
+     * text too. */
     "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300) "
-    "SELECT bloom_agg('k' || i, 0.2, 500) FROM n",
-    "SELECT bloom_add(bloom_add(bloom_new(600, 0.01, 'classic'), 1), 'x')",
+    "SELECT bloom_agg(CASE i % 3 WHEN 0 THEN i ELSE 'k' || i END, 0.2, 500) FROM n",
+    /* Numbers and text: a filter holds one family per add, so the union of two. */
+    "SELECT bloom_union(bloom_add(bloom_new(600, 0.01, 'classic'), 1), "
+    "bloom_add(bloom_new(600, 0.01, 'classic'), 'x'))",
     "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) "
     "SELECT bloom_agg(i, 0.05, NULL, 'classic') FROM n",
     "SELECT bloom_agg(NULL)",
@@ -223,7 +228,7 @@ struct form {
 /* ?1 after the valid ?2: a later row's filter. */
 #define AFTER_VALID " FROM (SELECT ?2 AS f UNION ALL SELECT ?1)"
 /* The non-constant path: the filter is a column, parsed on every row. */
-#define FROM_COLUMN " FROM blobs, (SELECT 7 AS v UNION ALL SELECT 'x')"
+#define FROM_COLUMN " FROM blobs, (SELECT 7 AS v UNION ALL SELECT 2.5)"
 
 /* An extra form: a NULL value leaves the filter as it is, so a valid one
  * gives a row whatever the function does. */
@@ -361,7 +366,7 @@ static void add_form(struct form *forms, size_t *n, const amq_sql_function *fn, 
  * once per filter argument, that one ?1, any other filter ?2 and each value
  * 7 ("filter, filter": (?1, ?2) as "first filter", (?2, ?1) as "second
  * filter"); an aggregate of a filter and values over two rows of values
- * (?1, v) TWO_VALUES('7', 'x'); an aggregate of a filter alone over a valid
+ * (?1, v) TWO_VALUES('7', '2.5'); an aggregate of a filter alone over a valid
  * row then ?1, (f) AFTER_VALID. Adds nothing for a function that takes no
  * filter; false (having said why) for a shape it does not know.
  */
@@ -401,7 +406,7 @@ static bool derive_forms(const amq_sql_function *fn, struct form *forms, size_t 
 		}
 		strcat(call, ")");
 		if (fn->aggregate)
-			strcat(call, values ? TWO_VALUES("7", "'x'") : AFTER_VALID);
+			strcat(call, values ? TWO_VALUES("7", "2.5") : AFTER_VALID);
 		add_form(forms, n, fn, call, filters == 1 ? "filter" : ORDINAL[seen], reads);
 		seen++;
 	}
