@@ -33,7 +33,13 @@ bench-cuckoo: $(CUCKOO_BENCH)
 
 TEST_BINARIES += $(CORE_BENCH) $(CUCKOO_BENCH)
 
+# This build against the previous release (bench/release/): the per-probe cost
+# in SQLite and PostgreSQL, side by side in one run.
+.PHONY: bench-release
+bench-release: $(BUILD)/amq.so install
+	@PG_CONFIG=$(PG_CONFIG) bash bench/release/run.sh
+
 # The packages first, in a make of their own (as for make test).
 bench: deps
 	@$(MAKE) --no-print-directory bench-core bench-cuckoo bench-sqlite bench-pg bench-multi \
-	  bench-join bench-bulk bench-python
+	  bench-join bench-bulk bench-python bench-release
