@@ -85,8 +85,10 @@ def row(label, seconds, rows, note=""):
 
 
 def filter_of(values, layout, capacity=SMALL):
-    """bloom_agg(v, 0.01, capacity, layout) over values."""
-    db.execute("CREATE TEMP TABLE filter_values(v INTEGER)")
+    """bloom_agg(v, 0.01, capacity, layout) over values, stored as they are (a
+    column without affinity: text stays text, so the filter holds the family
+    it is probed with)."""
+    db.execute("CREATE TEMP TABLE filter_values(v)")
     db.executemany("INSERT INTO filter_values VALUES (?)", [(v,) for v in values])
     f = db.execute("SELECT bloom_agg(v, 0.01, ?, ?) FROM filter_values",
                    (capacity, layout)).fetchone()[0]
