@@ -54,7 +54,7 @@ static void bench_free(void *ctx, void *p)
 	free(p);
 }
 
-static const amq_allocator bench_allocator = {bench_alloc, bench_free, NULL};
+static const amq_allocator bench_allocator = {.alloc = bench_alloc, .free = bench_free};
 static const amq_allocator *A = &bench_allocator;
 
 /* BLOCKED probes through amq_bloom_contains (AVX2 where the CPU has it);

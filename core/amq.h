@@ -55,7 +55,8 @@ typedef enum amq_status {
 	AMQ_INCOMPATIBLE,     /* two filters or builders with different parameters (22023) */
 	AMQ_FILTER_FULL,      /* cuckoo add found no free slot (54000) */
 	AMQ_TOO_LARGE,	      /* the filter would exceed AMQ_MAX_FILTER_BYTES (54000) */
-	AMQ_NO_MEMORY	      /* the allocator returned NULL (53200) */
+	AMQ_NO_MEMORY,	      /* the allocator returned NULL (53200) */
+	AMQ_INTERRUPTED	      /* the allocator's interrupted hook said stop (57014) */
 } amq_status;
 
 /* What went wrong, in words the adapters show as they are: message is
@@ -66,12 +67,25 @@ typedef struct amq_error {
 	char hint[160];
 } amq_error;
 
-/* Allocation hook: alloc returns NULL on failure; free accepts NULL. */
+/*
+ * Allocation hook: alloc returns NULL on failure; free accepts NULL. With it
+ * travels the caller's interrupt check: core's long loops (clearing a large
+ * filter, sorting and counting collected hashes, inserting them) call
+ * interrupted every AMQ_INTERRUPT_EVERY steps of work (a few milliseconds),
+ * and when it returns true stop with AMQ_INTERRUPTED, having freed what they
+ * allocated. It may also not return (PostgreSQL's CHECK_FOR_INTERRUPTS
+ * raises): core then holds nothing but memory from alloc. NULL: never.
+ */
 typedef struct amq_allocator {
 	void *(*alloc)(void *ctx, size_t size);
 	void (*free)(void *ctx, void *ptr);
 	void *ctx;
+	bool (*interrupted)(void *ctx);
 } amq_allocator;
+
+/* Steps of work (hashes sorted or inserted, 64-byte lines cleared) between
+ * two calls of an allocator's interrupted hook: a few milliseconds. */
+#define AMQ_INTERRUPT_EVERY ((size_t)1 << 18)
 
 /* aligned_alloc(64)/free, for tests, benchmarks and tools. */
 extern const amq_allocator amq_malloc_allocator;
@@ -464,7 +478,9 @@ void amq_hashset_init(amq_hashset *s, const amq_allocator *a);
 amq_status amq_hashset_add(amq_hashset *s, uint64_t hash, amq_error *err);
 /* Room for `extra` more hashes at hashes[count..], for bulk appends. */
 amq_status amq_hashset_reserve(amq_hashset *s, size_t extra, amq_error *err);
-/* Sorts and removes duplicates; afterwards hashes[0..count) is the set, in
+/* Sorts and removes duplicates (polling the allocator's interrupt check; on
+ * AMQ_INTERRUPTED the set's hashes are lost: free it); afterwards
+ * hashes[0..count) is the set, in
  * increasing order. Needs scratch memory for the unsorted part. */
 amq_status amq_hashset_compact(amq_hashset *s, amq_error *err);
 /* Adds the sorted, distinct run[0..n) (not in s's buffer) in linear time. */
@@ -549,7 +565,9 @@ amq_status amq_builder_exceeds(amq_builder *b, uint64_t limit, bool *exceeds, am
  * moves into b as a run in O(1); other hashes merge in linear time. */
 amq_status amq_builder_merge(amq_builder *b, amq_builder *other, amq_error *err);
 /* A sealed filter (allocated with the builder's allocator, owned by the
- * caller). The builder stays valid and can be freed afterwards. */
+ * caller). The builder stays valid and can be freed afterwards. Every builder
+ * call that sorts, counts or inserts polls the allocator's interrupt check;
+ * after AMQ_INTERRUPTED the builder can only be freed. */
 amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err);
 /* Serialized state for PostgreSQL's parallel aggregates: *out (allocated with
  * the builder's allocator) holds *len bytes. */

@@ -66,7 +66,8 @@ static bool start_builder(sqlite3_context *ctx, int argc, sqlite3_value **argv, 
 	    (given(argc, argv, 3) && !layout_argument(ctx, argv[3], &s)))
 		return false;
 	amq_error err;
-	return core_ok(ctx, amq_sql_builder_init(b, &s, &amq_sqlite_allocator, &err), &err);
+	amq_allocator a = connection_allocator(ctx);
+	return core_ok(ctx, amq_sql_builder_init(b, &s, &a, &err), &err);
 }
 
 /* xStep of bloom_agg and cuckoo_agg. */

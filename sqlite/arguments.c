@@ -27,7 +27,30 @@ static void sqlite_free(void *ctx, void *ptr)
 	sqlite3_free(ptr);
 }
 
-const amq_allocator amq_sqlite_allocator = {sqlite_alloc, sqlite_free, NULL};
+const amq_allocator amq_sqlite_allocator = {.alloc = sqlite_alloc, .free = sqlite_free};
+
+/* sqlite3_interrupt's flag on the connection ctx, which a running function
+ * sees only through sqlite3_is_interrupted: SQLite 3.41 and later, in the
+ * headers built against and in the library loaded into (an older one has no
+ * such entry in its routine table). Older SQLite: false, so a long call ends
+ * first and the statement stops at its next row. */
+static bool sqlite_interrupted(void *ctx)
+{
+#if SQLITE_VERSION_NUMBER >= 3041000
+	return sqlite3_libversion_number() >= 3041000 && sqlite3_is_interrupted(ctx);
+#else
+	(void)ctx;
+	return false;
+#endif
+}
+
+amq_allocator connection_allocator(sqlite3_context *ctx)
+{
+	return (amq_allocator){.alloc = sqlite_alloc,
+			       .free = sqlite_free,
+			       .ctx = sqlite3_context_db_handle(ctx),
+			       .interrupted = sqlite_interrupted};
+}
 
 /* What extension.c registered the running function with. */
 static const struct function_data *function_data(sqlite3_context *ctx)
@@ -85,6 +108,10 @@ void report_core_error(sqlite3_context *ctx, const amq_error *err)
 {
 	if (err->status == AMQ_NO_MEMORY) {
 		sqlite3_result_error_nomem(ctx);
+		return;
+	}
+	if (err->status == AMQ_INTERRUPTED) {
+		sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
 		return;
 	}
 	if (err->hint[0] == '\0') {

@@ -27,6 +27,11 @@ SQLITE_EXTENSION_INIT3
  * core builds can be handed to SQLite as a result without a copy. */
 extern const amq_allocator amq_sqlite_allocator;
 
+/* The same allocator with the connection's interrupt check (sqlite3_interrupt,
+ * seen from SQLite 3.41 on): for the calls whose work grows with a filter's
+ * size or the rows collected (bloom_new, cuckoo_new, the aggregates). */
+amq_allocator connection_allocator(sqlite3_context *ctx);
+
 /* The SQL name of the function being called (its registration user data). */
 const char *fn_name(sqlite3_context *ctx);
 
@@ -42,8 +47,8 @@ const char *value_type_name(sqlite3_value *v);
 /* Sets "<function>: " followed by the printf-style text as the error. */
 void report_usage_error(sqlite3_context *ctx, const char *fmt, ...);
 
-/* Sets core's error: out-of-memory as SQLITE_NOMEM, anything else as
- * "<message>: <hint>". */
+/* Sets core's error: out-of-memory as SQLITE_NOMEM, an interrupt as
+ * SQLITE_INTERRUPT, anything else as "<message>: <hint>". */
 void report_core_error(sqlite3_context *ctx, const amq_error *err);
 
 /* True when st is AMQ_OK; else reports err (report_core_error). */

@@ -26,7 +26,8 @@ void new_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		return;
 	amq_filter f;
 	amq_error err;
-	if (core_ok(ctx, amq_sql_create(&f, &s, &amq_sqlite_allocator, &err), &err))
+	amq_allocator a = connection_allocator(ctx);
+	if (core_ok(ctx, amq_sql_create(&f, &s, &a, &err), &err))
 		result_filter(ctx, &f);
 }
 

@@ -1,6 +1,6 @@
 """This build against the previous release, side by side (bench/release/run.sh).
 
-Prints two tables of medians, the two builds' runs interleaved round by round
+Prints three tables of medians, the two builds' runs interleaved round by round
 so that a shared machine's noise falls on both alike:
   1. SQLite: sum(bloom_contains(:f, x)) over ROWS INTEGER rows and over the
      same numbers as TEXT, with a bound blocked filter of 10,000 of them, in
@@ -11,7 +11,10 @@ so that a shared machine's noise falls on both alike:
      the one-time fill cancels. Each build's entry point is called through a
      function over bytea (CREATE FUNCTION ... AS '<module>'), the release's
      module loaded by path, each in sessions of its own; the server's
-     execution time (EXPLAIN ANALYZE, TIMING OFF).
+     execution time (EXPLAIN ANALYZE, TIMING OFF);
+  3. PostgreSQL: how long bloom_new(500000000, 0.001) (a filter near 900 MB)
+     runs under statement_timeout 200ms before the timeout ends it: wall ms
+     past the timeout (a psql session each, its start included).
 Each build makes its own filters (its own format version: 1 for the release,
 4 for this build), over the same values.
 
@@ -120,6 +123,8 @@ def pg_table(release_ext, build_ext, release_module, rows, runs):
         for sqltype in ("bigint", "text"):
             psql(f"CREATE FUNCTION probe_{name}(bytea, {sqltype}) RETURNS boolean "
                  f"AS '{module}', 'amq_pg_bloom_contains' LANGUAGE C IMMUTABLE STRICT;")
+        psql(f"CREATE FUNCTION new_{name}(bigint, float8) RETURNS bytea "
+             f"AS '{module}', 'amq_pg_bloom_new' LANGUAGE C IMMUTABLE STRICT;")
     psql(f"""
         CREATE TABLE probes (k bigint, t text);
         INSERT INTO probes SELECT (i % 2000) * 7919, ((i % 2000) * 7919)::text
@@ -172,6 +177,32 @@ def pg_table(release_ext, build_ext, release_module, rows, runs):
               f"{per_row['build']:.1f} | **{per_row['build'] / per_row['release']:.3f}** |")
         if counts[column, "release"] != counts[column, "build"]:
             print("RESULTS DIFFER")
+    print()
+    cancel_table(runs)
+
+
+def cancel_table(runs, timeout_ms=200):
+    """Wall time past statement_timeout of a bloom_new near 900 MB in each
+    build, medians of runs interleaved."""
+    capacity = 1_000_000 if SMOKE else 500_000_000
+    times = {"release": [], "build": []}
+    for _ in range(runs):
+        for name in times:
+            start = time.monotonic()
+            proc = pgsql.run([PSQL], f"SET statement_timeout = '{timeout_ms}ms'; "
+                             f"SELECT length(new_{name}({capacity}, 0.001));", ["-d", DB])
+            elapsed = (time.monotonic() - start) * 1000
+            canceled = "statement timeout" in pgsql.errors(proc)
+            times[name].append((elapsed, canceled))
+    print(f"### PostgreSQL: `bloom_new({capacity}, 0.001)` under statement_timeout {timeout_ms}ms, "
+          f"medians of {runs} runs")
+    print()
+    print("| build | wall ms | past the timeout, ms | canceled |")
+    print("|---|---:|---:|---|")
+    for name, runs_of in times.items():
+        ms = statistics.median(t for t, _ in runs_of)
+        canceled = sum(c for _, c in runs_of)
+        print(f"| {name} | {ms:.0f} | {ms - timeout_ms:.0f} | {canceled} of {len(runs_of)} |")
 
 
 def main():

@@ -39,4 +39,4 @@ static void malloc_free(void *ctx, void *ptr)
 	free(ptr);
 }
 
-const amq_allocator amq_malloc_allocator = {malloc_alloc, malloc_free, NULL};
+const amq_allocator amq_malloc_allocator = {.alloc = malloc_alloc, .free = malloc_free};

@@ -21,6 +21,15 @@
 #define AMQ_LE64(v) (v)
 #endif
 
+/* AMQ_OK, or AMQ_INTERRUPTED ("interrupted") when a's interrupted hook
+ * says stop: what core's long loops call every AMQ_INTERRUPT_EVERY steps. */
+static inline amq_status amq_poll(const amq_allocator *a, amq_error *err)
+{
+	if (a == NULL || a->interrupted == NULL || !a->interrupted(a->ctx))
+		return AMQ_OK;
+	return amq_fail(err, AMQ_INTERRUPTED, "", "interrupted");
+}
+
 static inline uint64_t amq_load64le(const uint8_t *p)
 {
 	uint64_t v;

@@ -437,8 +437,11 @@ static amq_status scalable_add_collected(amq_filter *f, const uint64_t *sorted, 
 	memcpy(order, sorted, n * sizeof(uint64_t));
 	qsort(order, n, sizeof(uint64_t), by_insertion_key);
 	amq_status st = AMQ_OK;
-	for (size_t i = 0; i < n && st == AMQ_OK; i++)
+	for (size_t i = 0; i < n && st == AMQ_OK; i++) {
 		st = scalable_add_grow(f, order[i], a, err);
+		if (st == AMQ_OK && (i + 1) % AMQ_INTERRUPT_EVERY == 0)
+			st = amq_poll(a, err);
+	}
 	a->free(a->ctx, order);
 	return st;
 }

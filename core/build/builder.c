@@ -176,13 +176,14 @@ amq_status amq_builder_merge(amq_builder *b, amq_builder *other, amq_error *err)
 	return st;
 }
 
-/* The number of distinct hashes in set and the runs together: a k-way walk
- * over sorted, distinct sets that only reads them, without a branch on which
- * set holds the least hash. */
-static uint64_t count_union(const amq_builder *b)
+/* The number of distinct hashes in set and the runs together (*distinct): a
+ * k-way walk over sorted, distinct sets that only reads them, without a
+ * branch on which set holds the least hash. Polls b's interrupt check. */
+static amq_status count_union(const amq_builder *b, uint64_t *count, amq_error *err)
 {
+	*count = b->set.count;
 	if (b->nruns == 0)
-		return b->set.count;
+		return AMQ_OK;
 	const uint64_t *head[AMQ_BUILDER_RUNS + 1];
 	size_t left[AMQ_BUILDER_RUNS + 1];
 	int k = 0;
@@ -195,6 +196,11 @@ static uint64_t count_union(const amq_builder *b)
 	}
 	uint64_t distinct = 0;
 	while (k > 0) {
+		if (distinct % AMQ_INTERRUPT_EVERY == AMQ_INTERRUPT_EVERY - 1) {
+			amq_status st = amq_poll(&b->alloc, err);
+			if (st != AMQ_OK)
+				return st;
+		}
 		uint64_t least = *head[0];
 		for (int i = 1; i < k; i++)
 			least = *head[i] < least ? *head[i] : least;
@@ -215,7 +221,8 @@ static uint64_t count_union(const amq_builder *b)
 			}
 		}
 	}
-	return distinct;
+	*count = distinct;
+	return AMQ_OK;
 }
 
 /* The filter holding the sorted hashes[0..count) (distinct_count of them
@@ -296,15 +303,16 @@ amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)
 		return st;
 	if (!order_free)
 		return finish_collected(b, b->set.hashes, b->set.count, b->set.count, out, err);
-	uint64_t distinct = count_union(b);
-	st = amq_filter_create(out, b->kind, b->layout, distinct ? distinct : 1, b->fpr, b->seed,
-			       &b->alloc, err);
+	uint64_t distinct;
+	st = count_union(b, &distinct, err);
+	if (st == AMQ_OK)
+		st = amq_filter_create(out, b->kind, b->layout, distinct ? distinct : 1, b->fpr,
+				       b->seed, &b->alloc, err);
 	if (st != AMQ_OK)
 		return st;
 	for (int r = -1; st == AMQ_OK && r < b->nruns; r++) {
 		const amq_hashset *set = r < 0 ? &b->set : &b->runs[r];
-		for (size_t i = 0; st == AMQ_OK && i < set->count; i++)
-			st = amq_filter_add_to(out, set->hashes[i], &b->alloc, err);
+		st = amq_filter_add_collected(out, set->hashes, set->count, &b->alloc, err);
 	}
 	if (st != AMQ_OK) {
 		amq_filter_free(out, &b->alloc);

@@ -48,6 +48,13 @@ static int digit_bits(size_t n, int bits_left)
 	return bits < bits_left ? bits : bits_left;
 }
 
+/* True when a's interrupt check says stop: polled every AMQ_INTERRUPT_EVERY
+ * hashes a pass reads. */
+static bool interrupted(const amq_allocator *a)
+{
+	return a->interrupted != NULL && a->interrupted(a->ctx);
+}
+
 /*
  * Counts data[0..n) by the `bits`-bit digit just below bit `top` into
  * count[d + 1], first skipping down past digits every hash shares (equal top
@@ -74,19 +81,23 @@ static int count_first_split(const uint64_t *data, size_t n, int top, int *bits,
  * scatters the hashes into spare[] by one digit and sorts each bucket there,
  * with the matching stretch of data[] as its own spare (so after the first
  * pass a bucket's work stays in cache); the sorted hashes end in spare[]
- * when to_spare, else in data[].
+ * when to_spare, else in data[]. False, both arrays in no order, when a's
+ * interrupt check said stop.
  */
-static void radix_sort(uint64_t *data, uint64_t *spare, size_t n, int top, bool to_spare)
+static bool radix_sort(uint64_t *data, uint64_t *spare, size_t n, int top, bool to_spare,
+		       const amq_allocator *a)
 {
 	size_t end[(1 << MAX_DIGIT_BITS) + 1];
 	int bits = 0;
+	if (n >= AMQ_INTERRUPT_EVERY && interrupted(a))
+		return false;
 	if (n > INSERTION_SORT_MAX)
 		top = count_first_split(data, n, top, &bits, end);
 	if (n <= INSERTION_SORT_MAX || top == 0) {
 		insertion_sort(data, n); /* linear when all are equal */
 		if (to_spare && n > 0)
 			memcpy(spare, data, n * sizeof(uint64_t));
-		return;
+		return true;
 	}
 	int shift = top - bits;
 	size_t buckets = (size_t)1 << bits;
@@ -97,16 +108,20 @@ static void radix_sort(uint64_t *data, uint64_t *spare, size_t n, int top, bool 
 	for (size_t i = 0; i < n; i++) {
 		uint64_t v = data[i];
 		spare[end[(v >> shift) & mask]++] = v;
+		if (i % AMQ_INTERRUPT_EVERY == AMQ_INTERRUPT_EVERY - 1 && interrupted(a))
+			return false;
 	}
 	if (shift == 0) {
 		/* Each bucket holds one hash value: spare[] is sorted. */
 		if (!to_spare)
 			memcpy(data, spare, n * sizeof(uint64_t));
-		return;
+		return true;
 	}
 	for (size_t d = 0, first = 0; d < buckets; first = end[d++])
-		if (end[d] > first)
-			radix_sort(spare + first, data + first, end[d] - first, shift, !to_spare);
+		if (end[d] > first &&
+		    !radix_sort(spare + first, data + first, end[d] - first, shift, !to_spare, a))
+			return false;
+	return true;
 }
 
 /* Drops repeats from the sorted a[0..n); returns how many remain. */
@@ -207,7 +222,11 @@ amq_status amq_hashset_compact(amq_hashset *s, amq_error *err)
 	if (run == NULL)
 		return amq_fail(err, AMQ_NO_MEMORY, STREAM_HINT,
 				"out of memory sorting %zu collected hashes", tail);
-	radix_sort(s->hashes + s->sorted, run, tail, 64, true);
+	if (!radix_sort(s->hashes + s->sorted, run, tail, 64, true, &s->alloc)) {
+		/* The tail is scrambled: the caller frees the set. */
+		s->alloc.free(s->alloc.ctx, run);
+		return amq_fail(err, AMQ_INTERRUPTED, "", "interrupted");
+	}
 	s->count = s->sorted = merge_into(s->hashes, s->hashes, s->sorted, run, unique(run, tail));
 	s->alloc.free(s->alloc.ctx, run);
 	return AMQ_OK;

@@ -167,6 +167,8 @@ amq_status amq_filter_add_collected(amq_filter *f, const uint64_t *sorted, size_
 		return v->add_collected(f, sorted, n, a, err);
 	for (size_t i = 0; i < n; i++) {
 		amq_status st = amq_filter_add_to(f, sorted[i], a, err);
+		if (st == AMQ_OK && (i + 1) % AMQ_INTERRUPT_EVERY == 0)
+			st = amq_poll(a, err);
 		if (st != AMQ_OK)
 			return st;
 	}

@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 
+#include "miscadmin.h"
 #include "utils/memutils.h"
 
 #include "filter/filter.h"
@@ -27,6 +28,8 @@ static int status_sqlstate(amq_status status)
 		return ERRCODE_PROGRAM_LIMIT_EXCEEDED; /* 54000 */
 	case AMQ_NO_MEMORY:
 		return ERRCODE_OUT_OF_MEMORY; /* 53200 */
+	case AMQ_INTERRUPTED:
+		return ERRCODE_QUERY_CANCELED; /* 57014 */
 	case AMQ_OK:
 		break;
 	}
@@ -37,6 +40,10 @@ void amq_pg_raise(const amq_error *err)
 {
 	char hint[sizeof(err->hint) + 1];
 	size_t len = strnlen(err->hint, sizeof(err->hint) - 1);
+
+	/* The interrupt itself says why (statement timeout, cancel request). */
+	if (err->status == AMQ_INTERRUPTED)
+		CHECK_FOR_INTERRUPTS();
 
 	/* PostgreSQL style: a hint is a sentence, the core's is a fragment. */
 	memcpy(hint, err->hint, len);
@@ -67,8 +74,21 @@ static void context_free(void *ctx, void *ptr)
 		pfree(ptr);
 }
 
+/* The backend's interrupt check: a statement timeout or a cancel request
+ * raises here, in the middle of core's long loops, whose memory is all
+ * palloc'd in the caller's context and goes with it. */
+static bool context_interrupted(void *ctx)
+{
+	(void)ctx;
+	CHECK_FOR_INTERRUPTS();
+	return false;
+}
+
 amq_allocator amq_pg_allocator(MemoryContext ctx)
 {
-	amq_allocator a = {context_alloc, context_free, ctx};
+	amq_allocator a = {.alloc = context_alloc,
+			   .free = context_free,
+			   .ctx = ctx,
+			   .interrupted = context_interrupted};
 	return a;
 }

@@ -345,7 +345,7 @@ static void build_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, v
 	amq_jf_build_state *state = (amq_jf_build_state *)node;
 	Size counts = shared_counts_bytes(state);
 	dsm_cursor cursor = {(char *)coordinate + counts, node->pscan_len - counts};
-	amq_allocator alloc = {dsm_take, dsm_keep, &cursor};
+	amq_allocator alloc = {.alloc = dsm_take, .free = dsm_keep, .ctx = &cursor};
 	amq_error err;
 
 	state->shared_keys_added = coordinate;

@@ -23,6 +23,8 @@ static const char *status_sqlstate(amq_status status)
 		return "54000";
 	case AMQ_NO_MEMORY:
 		return "53200";
+	case AMQ_INTERRUPTED:
+		return "57014";
 	case AMQ_OK:
 		break;
 	}
@@ -78,10 +80,26 @@ static const char *python_hint(const char *hint)
 	return hint;
 }
 
+/* Ctrl-C while a build sorts and inserts without the GIL: core polls this
+ * (amq_allocator's interrupted hook), which takes the GIL to run Python's
+ * signal handlers; KeyboardInterrupt (or a handler's exception) is then set,
+ * and core stops with AMQ_INTERRUPTED. */
+static bool python_interrupted(void *ctx)
+{
+	(void)ctx;
+	PyGILState_STATE gil = PyGILState_Ensure();
+	int raised = PyErr_CheckSignals();
+	PyGILState_Release(gil);
+	return raised < 0;
+}
+
 PyObject *amq_py_raise(const amq_error *err)
 {
 	if (err->status == AMQ_NO_MEMORY)
 		return PyErr_NoMemory();
+	/* The exception a signal handler raised (python_interrupted). */
+	if (err->status == AMQ_INTERRUPTED && PyErr_Occurred())
+		return NULL;
 	const char *advice = python_hint(err->hint);
 	PyObject *text = advice[0] == '\0' ? PyUnicode_FromString(err->message)
 					   : PyUnicode_FromFormat("%s: %s", err->message, advice);
@@ -188,8 +206,9 @@ static PyObject *build(amq_kind kind, PyObject *args, PyObject *kwargs)
 			return amq_py_raise(&err);
 	}
 	amq_builder b;
-	if (amq_builder_init(&b, kind, layout, fpr, capacity, AMQ_DEFAULT_SEED,
-			     &amq_malloc_allocator, &err) != AMQ_OK)
+	amq_allocator a = amq_malloc_allocator;
+	a.interrupted = python_interrupted;
+	if (amq_builder_init(&b, kind, layout, fpr, capacity, AMQ_DEFAULT_SEED, &a, &err) != AMQ_OK)
 		return amq_py_raise(&err);
 	/* Room for a sized input's hashes at once; only a hint, so a length
 	 * that cannot be had or reserved changes nothing. */

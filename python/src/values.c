@@ -379,6 +379,10 @@ static inline int chunk_flush(struct chunker *c)
 	bool any_null = c->any_null;
 	c->n = 0;
 	c->any_null = false;
+	/* A loop over a range or a list of ints runs no Python code, so it
+	 * looks for Ctrl-C itself (KeyboardInterrupt): once a chunk. */
+	if (PyErr_CheckSignals() < 0)
+		return -1;
 	return n > 0 ? c->fn(c->ctx, c->hashes, any_null ? c->nulls : NULL, n) : 0;
 }
 

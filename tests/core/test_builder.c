@@ -368,7 +368,7 @@ static void counting_free(void *ctx, void *p)
  * (a fuzzed aggregate state took 9 s and 1 GiB to be refused before). */
 static void inseparable_cuckoo_values(void)
 {
-	const amq_allocator counting = {counting_alloc, counting_free, NULL};
+	const amq_allocator counting = {.alloc = counting_alloc, .free = counting_free};
 	amq_builder b;
 	amq_filter f;
 	amq_error err;
@@ -550,7 +550,7 @@ static void tracking_free(void *ctx, void *p)
 	free(block);
 }
 
-static const amq_allocator TRACKING = {tracking_alloc, tracking_free, NULL};
+static const amq_allocator TRACKING = {.alloc = tracking_alloc, .free = tracking_free};
 
 /* Peak bytes the hash set held collecting and compacting `rows` rows over
  * `distinct` values. */

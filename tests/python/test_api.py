@@ -22,6 +22,7 @@ import os
 import pickle
 import random
 import sqlite3
+import signal
 import subprocess
 import sys
 import tempfile
@@ -645,6 +646,31 @@ def builders(r):
     r.check("... with SQLSTATE 54000", e is not None and e.sqlstate == "54000", e)
 
 
+def interrupts(r):
+    """Ctrl-C (KeyboardInterrupt, here from a SIGALRM handler) ends a long
+    amq.bloom: while it hashes the values (a loop that runs no Python code)
+    and while it sorts and inserts them without the GIL (core polls the
+    handlers); amq works afterwards. How soon is not asserted."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        for name, values in (("a range of 200M ints", range(200_000_000)),
+                             ("a list of 3M ints", list(range(3_000_000)))):
+            signal.setitimer(signal.ITIMER_REAL, 0.05)
+            try:
+                amq.bloom(values)
+                got = "no exception"
+            except KeyboardInterrupt:
+                got = "KeyboardInterrupt"
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            r.equal(f"Ctrl-C during amq.bloom of {name}", got, "KeyboardInterrupt")
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    r.check("amq works after an interrupt", 7 in amq.bloom([7]))
+
+
 def loading(r):
     """amq.load puts the shipped extension into a connection, and says so
     clearly where sqlite3 cannot load extensions."""
@@ -1039,7 +1065,8 @@ def main():
     seed_dir = sys.argv[1] if len(sys.argv) > 1 else None
     Results().run(hash_vectors, filter_basics, none_is_null, mutation, families, old_filters,
                   cuckoo_full, cuckoo_copies,
-                  cuckoo_lowest_fpr, combining, builders, loading, namespace, command,
+                  cuckoo_lowest_fpr, combining, builders, interrupts, loading, namespace,
+                  command,
                   command_families, readme_commands,
                   lambda r: damaged_bytes(r, seed_dir))
 

@@ -19,6 +19,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 
 EXTENSION = os.environ.get("AMQ_SQLITE_EXTENSION", "./build/amq")
@@ -1634,9 +1635,42 @@ def test_families():
               f"{what}: bloom_union_agg(new, old) is old")
 
 
+def test_interrupt():
+    """sqlite3_interrupt from another thread ends a long amq call with
+    SQLITE_INTERRUPT, and the connection works afterwards. From SQLite 3.41
+    amq sees it inside the call (sqlite3_is_interrupted, polled by core's long
+    loops); older SQLite ends the statement when the call returns."""
+    conn = connect()
+    inside = sqlite3.sqlite_version_info >= (3, 41)
+    single_calls = ["SELECT length(bloom_new(500000000, 0.001))",
+                    "SELECT length(cuckoo_new(300000000, 0.001))"]
+    if not inside:
+        print(f"NOT TESTED: an interrupt inside one call (SQLite {sqlite3.sqlite_version} has no "
+              "sqlite3_is_interrupted; the roots with 3.41 and later test it)")
+    for sql in (single_calls if inside else []) + [
+            "WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < 30000000) "
+            "SELECT length(bloom_agg(i)) FROM g"]:
+        timer = threading.Timer(0.2, conn.interrupt)
+        timer.start()
+        start = time.perf_counter()
+        try:
+            conn.execute(sql).fetchone()
+            code = None
+        except sqlite3.OperationalError as e:
+            code = getattr(e, "sqlite_errorcode", None)
+        finally:
+            timer.cancel()
+        took = time.perf_counter() - start
+        check(code == sqlite3.SQLITE_INTERRUPT,
+              f"{sql[:40]}...: SQLITE_INTERRUPT after {took:.2f} s (SQLite "
+              f"{sqlite3.sqlite_version}), got {code}")
+        check(conn.execute("SELECT bloom_contains(bloom_agg(7), 7)").fetchone()[0] == 1,
+              "the connection works after the interrupt")
+
+
 def main():
     tests = [test_registered_functions, test_flags_in_use, test_hashing, test_bloom_functions,
-             test_cuckoo_functions, test_nulls, test_errors, test_aggregates,
+             test_cuckoo_functions, test_nulls, test_errors, test_aggregates, test_interrupt,
              test_same_bytes_every_run, test_cli, test_demo, test_million_rows,
              test_filter_cache, test_layouts, test_counting, test_scalable, test_cuckoo_layouts,
              test_cuckoo_copies, test_cuckoo_lowest_fpr, test_bulk, test_families]
