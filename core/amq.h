@@ -191,8 +191,9 @@ static inline amq_value amq_value_blob(const void *blob, size_t len)
 	return (amq_value){.family = AMQ_FAMILY_BLOB, .bytes = blob, .len = len};
 }
 
-/* The hash of v with seed: amq_hash_int, _double, _text or _blob. Inline,
- * so that a caller that decodes and hashes one value keeps no struct. */
+/* The hash of v with seed: amq_hash_int, _double, _text or _blob. A probe
+ * that runs once per row hashes the engine's value directly instead (an
+ * amq_value built and read back costs a store-forwarding stall). */
 static inline uint64_t amq_value_hash(const amq_value *v, uint64_t seed)
 {
 	switch (v->family) {
@@ -478,10 +479,10 @@ void amq_hashset_init(amq_hashset *s, const amq_allocator *a);
 amq_status amq_hashset_add(amq_hashset *s, uint64_t hash, amq_error *err);
 /* Room for `extra` more hashes at hashes[count..], for bulk appends. */
 amq_status amq_hashset_reserve(amq_hashset *s, size_t extra, amq_error *err);
-/* Sorts and removes duplicates (polling the allocator's interrupt check; on
- * AMQ_INTERRUPTED the set's hashes are lost: free it); afterwards
- * hashes[0..count) is the set, in
- * increasing order. Needs scratch memory for the unsorted part. */
+/* Sorts and removes duplicates; afterwards hashes[0..count) is the set, in
+ * increasing order. Needs scratch memory for the unsorted part. Polls the
+ * allocator's interrupt check: on AMQ_INTERRUPTED the hashes are lost, so
+ * free the set. */
 amq_status amq_hashset_compact(amq_hashset *s, amq_error *err);
 /* Adds the sorted, distinct run[0..n) (not in s's buffer) in linear time. */
 amq_status amq_hashset_union(amq_hashset *s, const uint64_t *run, size_t n, amq_error *err);
