@@ -30,11 +30,12 @@ void *step_state(sqlite3_context *ctx, size_t size)
 	return p->failed ? NULL : p;
 }
 
-bool step_value(sqlite3_context *ctx, struct step_progress *p, sqlite3_value *v, amq_value *value)
+bool step_value(sqlite3_context *ctx, struct step_progress *p, sqlite3_value *v, uint64_t seed,
+		uint64_t *hash, amq_family *family)
 {
 	if (sqlite3_value_type(v) == SQLITE_NULL)
 		return false;
-	if (!decode_value(ctx, v, value)) {
+	if (!hash_value(ctx, v, seed, hash, family)) {
 		p->failed = true;
 		return false;
 	}
@@ -83,14 +84,13 @@ void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		}
 		s->progress.started = true;
 	}
-	amq_value value;
+	uint64_t hash;
+	amq_family family;
 	amq_error err;
-	if (!step_value(ctx, &s->progress, argv[0], &value))
+	if (!step_value(ctx, &s->progress, argv[0], s->builder.seed, &hash, &family))
 		return;
-	amq_builder_note_family(&s->builder, value.family);
-	step_status(ctx, &s->progress,
-		    amq_builder_add(&s->builder, amq_value_hash(&value, s->builder.seed), &err),
-		    &err);
+	amq_builder_note_family(&s->builder, family);
+	step_status(ctx, &s->progress, amq_builder_add(&s->builder, hash, &err), &err);
 }
 
 /* Sets the finished filter of b as the result. */

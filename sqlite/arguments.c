@@ -207,6 +207,14 @@ static bool hash_typed(sqlite3_context *ctx, sqlite3_value *v, int type, uint64_
 	}
 }
 
+bool hash_value(sqlite3_context *ctx, sqlite3_value *v, uint64_t seed, uint64_t *hash,
+		amq_family *family)
+{
+	int type = sqlite3_value_type(v);
+	*family = family_of_type(type);
+	return hash_typed(ctx, v, type, seed, hash);
+}
+
 /* admit_value for a value whose SQLite type is already known; out may be
  * NULL (a probe, which needs only the hash). */
 static bool admit_typed(sqlite3_context *ctx, const amq_filter *f, sqlite3_value *v, int type,

@@ -62,6 +62,12 @@ bool core_ok(sqlite3_context *ctx, amq_status st, const amq_error *err);
  */
 bool decode_value(sqlite3_context *ctx, sqlite3_value *v, amq_value *out);
 
+/* The hash of a non-NULL value with seed (docs/HASHING.md, as decode_value
+ * reads it) and its family, straight from SQLite's accessors: for the
+ * aggregates' steps, once per row. */
+bool hash_value(sqlite3_context *ctx, sqlite3_value *v, uint64_t seed, uint64_t *hash,
+		amq_family *family);
+
 /* Reports the family check's error for a value filter f does not take
  * (amq_check_family, with the function's name and "value"). */
 void report_family_error(sqlite3_context *ctx, const amq_filter *f, const amq_value *v);

@@ -52,13 +52,24 @@ void bulk_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		s->progress.failed = true;
 		return;
 	}
-	amq_value value;
+	uint64_t hash;
+	amq_family family;
 	amq_error err;
-	if (!step_value(ctx, &s->progress, argv[1], &value))
+	if (!step_value(ctx, &s->progress, argv[1], s->bulk.filter.seed, &hash, &family))
 		return;
-	amq_status st = amq_bulk_admit(&s->bulk, &value, AMQ_DIALECT_SQL, &err);
+	amq_status st = AMQ_OK;
+	/* The family check decodes the value only when it has something to say:
+	 * a family the filter lacks, or the first add to an empty filter. */
+	if (!amq_filter_takes(&s->bulk.filter, family) || s->bulk.filter.families == 0) {
+		amq_value value;
+		if (!decode_value(ctx, argv[1], &value)) {
+			s->progress.failed = true;
+			return;
+		}
+		st = amq_bulk_admit(&s->bulk, &value, AMQ_DIALECT_SQL, &err);
+	}
 	if (st == AMQ_OK)
-		st = amq_bulk_apply(&s->bulk, amq_value_hash(&value, s->bulk.filter.seed), &err);
+		st = amq_bulk_apply(&s->bulk, hash, &err);
 	step_status(ctx, &s->progress, st, &err);
 }
 

@@ -36,9 +36,11 @@ struct step_progress {
  * to do: out of memory (the error set) or an earlier row failed. */
 void *step_state(sqlite3_context *ctx, size_t size);
 
-/* A step's value v decoded (decode_value); false when there is none to feed:
- * v is NULL, or decoding failed (p marked failed, the error set). */
-bool step_value(sqlite3_context *ctx, struct step_progress *p, sqlite3_value *v, amq_value *value);
+/* The hash of a step's value v with seed, and its family (hash_value);
+ * false when there is none to feed: v is NULL, or hashing failed (p marked
+ * failed, the error set). */
+bool step_value(sqlite3_context *ctx, struct step_progress *p, sqlite3_value *v, uint64_t seed,
+		uint64_t *hash, amq_family *family);
 
 /* Ends a step whose core call returned st: on failure marks p failed and
  * reports err. */
