@@ -537,12 +537,26 @@ typedef struct amq_builder {
 	bool counts_rows; /* collecting, duplicates kept in bag instead of set */
 	amq_hashbag bag;
 	uint8_t families; /* of every value added (amq_builder_note_family) */
+	/* Collecting without a capacity: the distinct hashes last checked
+	 * against the size limit (amq_builder_add), once the set passes
+	 * room_from of them (AMQ_BUILDER_ROOM_FROM unless a test lowers it). */
+	uint64_t room, room_from;
 	amq_allocator alloc;
 } amq_builder;
+
+/* A collecting builder checks its distinct values against the size limit
+ * only past this many, so that small aggregates (and many groups) never pay
+ * for it; below it, a filter past the limit (an extreme fpr) fails when it is
+ * made, at the end. */
+#define AMQ_BUILDER_ROOM_FROM ((uint64_t)1 << 26)
 
 amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, double fpr,
 			    uint64_t capacity, uint64_t seed, const amq_allocator *a,
 			    amq_error *err);
+/* Adds one value's hash. A collecting builder without a capacity fails with
+ * AMQ_TOO_LARGE as soon as the distinct hashes it has sorted (it sorts as its
+ * buffer fills) pass the room of a filter within the size limit: at once, not
+ * after the last row. */
 amq_status amq_builder_add(amq_builder *b, uint64_t hash, amq_error *err);
 /* Records the family of a value added: the filter holds every family its
  * builder saw (an aggregate over a mixed column gives a mixed filter). */

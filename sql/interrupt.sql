@@ -11,7 +11,7 @@ RESET client_min_messages;
 
 SET statement_timeout = '50ms';
 SELECT length(bloom_new(500000000, 0.001)::bytea);
-SELECT length(cuckoo_new(300000000, 0.001)::bytea);
+SELECT length(cuckoo_new(500000000, 0.001)::bytea);
 SELECT length(bloom_agg(i)::bytea) FROM generate_series(1, 20000000) i;
 RESET statement_timeout;
 -- The session is fine afterwards, and so is the next filter.

@@ -15,12 +15,13 @@
  * table) always collects, and a counting filter without a capacity keeps every
  * row (amq_hashbag), since each row is an add.
  */
+#include "build/rice.h"
 #include "format/variant.h"
 
 #include <math.h>
 
 static const uint8_t STATE_MAGIC[4] = {'A', 'M', 'Q', 'B'};
-#define STATE_VERSION 2
+#define STATE_VERSION 3
 #define STATE_HEADER 48
 #define STATE_FAMILIES 40
 
@@ -48,6 +49,7 @@ static amq_status set_params(amq_builder *b, amq_kind kind, amq_layout layout, d
 	b->capacity = capacity;
 	b->seed = seed;
 	b->streaming = v->order_free && capacity != 0;
+	b->room_from = AMQ_BUILDER_ROOM_FROM;
 	b->counts_rows = v->counts_duplicates && !b->streaming;
 	return AMQ_OK;
 }
@@ -68,6 +70,26 @@ amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, do
 	return st;
 }
 
+/* AMQ_TOO_LARGE when a filter of the distinct hashes sorted so far would
+ * pass AMQ_MAX_FILTER_BYTES (amq_builder_add): one sizing per sort of the
+ * buffer, which costs far more. */
+static amq_status check_room(amq_builder *b, amq_error *err)
+{
+	uint32_t hashes;
+	uint64_t cells;
+	b->room = b->set.sorted;
+	if (amq_filter_size(b->kind, b->layout, b->room, b->fpr, &hashes, &cells, NULL) !=
+	    AMQ_TOO_LARGE)
+		return AMQ_OK;
+	const amq_variant *v = amq_variant_find(b->kind, b->layout);
+	return amq_fail(err, AMQ_TOO_LARGE,
+			"raise the fpr, or build one filter per part of the keys (GROUP BY a "
+			"hash of the key)",
+			"%llu distinct values and more: a %s %s filter of them at fpr %g would "
+			"pass the 1 GiB limit",
+			(unsigned long long)b->room, v->layout_name, v->kind_name, b->fpr);
+}
+
 amq_status amq_builder_add(amq_builder *b, uint64_t hash, amq_error *err)
 {
 	b->rows++;
@@ -75,7 +97,12 @@ amq_status amq_builder_add(amq_builder *b, uint64_t hash, amq_error *err)
 		return amq_filter_add(&b->filter, hash, err);
 	if (b->counts_rows)
 		return amq_hashbag_add(&b->bag, hash, err);
-	return amq_hashset_add(&b->set, hash, err);
+	amq_status st = amq_hashset_add(&b->set, hash, err);
+	/* The sorted prefix grows only when the buffer fills and is sorted. */
+	if (st == AMQ_OK && b->capacity == 0 && b->set.sorted > b->room_from &&
+	    b->set.sorted != b->room)
+		st = check_room(b, err);
+	return st;
 }
 
 amq_status amq_builder_expect(amq_builder *b, uint64_t rows, amq_error *err)
@@ -326,27 +353,36 @@ amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)
 
 /*
  * State layout (little-endian): "AMQB", version, kind, layout, streaming,
- * fpr as IEEE-754 bits, capacity, seed, rows, the families seen, then n and n hashes (sorted,
- * distinct; a counting bag's sorted with duplicates), or the sealed streaming
- * filter. Only ever read back by the same
- * build, but checked as carefully as a filter.
+ * fpr as IEEE-754 bits, capacity, seed, rows, the families seen, then n and
+ * the n hashes (sorted, distinct; a counting bag's sorted with duplicates) as
+ * Golomb-Rice coded gaps (build/rice.h), or the sealed streaming filter.
+ * Only ever read back by the same build, but checked as carefully as a
+ * filter.
  */
 amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq_error *err)
 {
-	size_t body;
+	uint64_t body;
+	unsigned k = 0;
+	const uint64_t *hashes = NULL;
+	size_t n = 0;
 	if (b->streaming) {
 		amq_filter_seal(&b->filter);
 		body = b->filter.size;
-	} else if (b->counts_rows) {
-		amq_hashbag_sort(&b->bag);
-		body = 8 + b->bag.count * 8;
 	} else {
-		amq_status st = join_runs(b, err);
-		if (st != AMQ_OK)
-			return st;
-		body = 8 + b->set.count * 8;
+		if (b->counts_rows) {
+			amq_hashbag_sort(&b->bag);
+		} else {
+			amq_status st = join_runs(b, err);
+			if (st != AMQ_OK)
+				return st;
+		}
+		hashes = b->counts_rows ? b->bag.hashes : b->set.hashes;
+		n = b->counts_rows ? b->bag.count : b->set.count;
+		body = 8 + amq_rice_size(hashes, n, &k);
 	}
-	uint8_t *p = b->alloc.alloc(b->alloc.ctx, STATE_HEADER + body);
+	if (body > SIZE_MAX - STATE_HEADER)
+		return amq_fail(err, AMQ_NO_MEMORY, "", "a filter aggregate state past memory");
+	uint8_t *p = b->alloc.alloc(b->alloc.ctx, STATE_HEADER + (size_t)body);
 	if (p == NULL)
 		return amq_fail(err, AMQ_NO_MEMORY, "",
 				"out of memory serializing a filter aggregate");
@@ -366,14 +402,11 @@ amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq
 	if (b->streaming) {
 		memcpy(p + STATE_HEADER, b->filter.bytes, b->filter.size);
 	} else {
-		const uint64_t *hashes = b->counts_rows ? b->bag.hashes : b->set.hashes;
-		size_t n = b->counts_rows ? b->bag.count : b->set.count;
 		amq_store64le(p + STATE_HEADER, n);
-		for (size_t i = 0; i < n; i++)
-			amq_store64le(p + STATE_HEADER + 8 + 8 * i, hashes[i]);
+		amq_rice_encode(hashes, n, k, p + STATE_HEADER + 8);
 	}
 	*out = p;
-	*len = STATE_HEADER + body;
+	*len = STATE_HEADER + (size_t)body;
 	return AMQ_OK;
 }
 
@@ -381,20 +414,6 @@ static amq_status bad_state(amq_builder *b, amq_error *err, const char *what)
 {
 	amq_builder_free(b);
 	return amq_fail(err, AMQ_INVALID_ARGUMENT, "", "invalid filter aggregate state: %s", what);
-}
-
-/* Copies the n hashes stored at p into out; what is wrong with them when they
- * are not sorted (or, with distinct, not strictly increasing), else NULL. */
-static const char *read_sorted(const uint8_t *p, size_t n, bool distinct, uint64_t *out)
-{
-	for (size_t i = 0; i < n; i++) {
-		uint64_t hash = amq_load64le(p + 8 * i);
-		if (i > 0 && (hash < out[i - 1] || (distinct && hash == out[i - 1])))
-			return distinct ? "hashes are not sorted and distinct"
-					: "hashes are not sorted";
-		out[i] = hash;
-	}
-	return NULL;
 }
 
 amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
@@ -449,7 +468,9 @@ amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
 			amq_builder_free(b);
 		return st;
 	}
-	if (body_len < 8 || (body_len - 8) / 8 != amq_load64le(body) || (body_len - 8) % 8 != 0)
+	/* A count the bytes cannot hold (every hash takes at least one bit) is
+	 * refused before anything is allocated for it. */
+	if (body_len < 9 || amq_load64le(body) > (body_len - 9) * 8)
 		return bad_state(b, err, "hash count does not match its length");
 	size_t n = (size_t)amq_load64le(body);
 	/* A counting builder keeps the duplicates that are its point; other
@@ -461,10 +482,10 @@ amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
 		amq_builder_free(b);
 		return st;
 	}
-	const char *unsorted = read_sorted(body + 8, n, !b->counts_rows,
-					   b->counts_rows ? b->bag.hashes : b->set.hashes);
-	if (unsorted != NULL)
-		return bad_state(b, err, unsorted);
+	const char *wrong = amq_rice_decode(body + 8, body_len - 8, n, !b->counts_rows,
+					    b->counts_rows ? b->bag.hashes : b->set.hashes);
+	if (wrong != NULL)
+		return bad_state(b, err, wrong);
 	if (b->counts_rows)
 		b->bag.count = n;
 	else

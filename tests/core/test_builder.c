@@ -8,7 +8,9 @@
  */
 #include "amq.h"
 #include "check.h"
+#include "build/rice.h"
 #include "format/variant.h"
+#include "helpers.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -648,8 +650,8 @@ static void allocation_failures(void)
 	}
 }
 
-/* A state whose hashes are out of order or repeated is refused: the leader
- * merges them in linear time trusting their order. */
+/* A state whose hashes are repeated, cut short or followed by more bytes is
+ * refused: the leader merges them in linear time trusting their order. */
 static void unsorted_states_refused(void)
 {
 	amq_builder b, other;
@@ -663,22 +665,129 @@ static void unsorted_states_refused(void)
 	CHECK(amq_builder_deserialize(&other, state, len, A, &err) == AMQ_OK &&
 		  other.set.sorted == 100,
 	      "a sorted state is read as one sorted run");
+	/* The same hashes with hash 40 twice, coded as a worker would. */
+	uint64_t hashes[101];
+	memcpy(hashes, other.set.hashes, 100 * sizeof(uint64_t));
 	amq_builder_free(&other);
-	uint8_t *hashes = state + len - 100 * 8, saved[16];
-	memcpy(saved, hashes + 40 * 8, 16);
-	memcpy(hashes + 40 * 8, saved + 8, 8); /* swap hashes 40 and 41 */
-	memcpy(hashes + 41 * 8, saved, 8);
-	CHECK(amq_builder_deserialize(&other, state, len, A, &err) == AMQ_INVALID_ARGUMENT &&
-		  strcmp(err.message,
-			 "invalid filter aggregate state: hashes are not sorted and distinct") == 0,
-	      "swapped hashes: %s", err.message);
-	memcpy(hashes + 41 * 8, hashes + 40 * 8, 8); /* hash 40 twice */
-	CHECK(amq_builder_deserialize(&other, state, len, A, &err) == AMQ_INVALID_ARGUMENT &&
+	memmove(hashes + 41, hashes + 40, 60 * sizeof(uint64_t));
+	unsigned k;
+	size_t coded = (size_t)amq_rice_size(hashes, 101, &k);
+	uint8_t *repeated = malloc(48 + 8 + coded);
+	memcpy(repeated, state, 48);
+	amq_store64le(repeated + 48, 101);
+	amq_rice_encode(hashes, 101, k, repeated + 56);
+	CHECK(amq_builder_deserialize(&other, repeated, 56 + coded, A, &err) ==
+		      AMQ_INVALID_ARGUMENT &&
 		  strcmp(err.message,
 			 "invalid filter aggregate state: hashes are not sorted and distinct") == 0,
 	      "repeated hash: %s", err.message);
+	free(repeated);
+	const struct {
+		size_t cut; /* bytes dropped from the end (SIZE_MAX: one added) */
+		const char *message;
+	} damaged[] = {
+	    {1, "invalid filter aggregate state: hash list ends early"},
+	    {SIZE_MAX, "invalid filter aggregate state: bytes after the hash list"},
+	};
+	for (size_t d = 0; d < sizeof(damaged) / sizeof(damaged[0]); d++) {
+		uint8_t *copy = calloc(1, len + 1);
+		memcpy(copy, state, len);
+		size_t size = damaged[d].cut == SIZE_MAX ? len + 1 : len - damaged[d].cut;
+		CHECK(amq_builder_deserialize(&other, copy, size, A, &err) ==
+			      AMQ_INVALID_ARGUMENT &&
+			  strcmp(err.message, damaged[d].message) == 0,
+		      "damaged %zu: %s", d, err.message);
+		free(copy);
+	}
+	/* More hashes than the bytes could hold, and a parameter past 63. */
+	amq_store64le(state + 48, (len - 57) * 8 + 1);
+	CHECK(amq_builder_deserialize(&other, state, len, A, &err) == AMQ_INVALID_ARGUMENT &&
+		  strcmp(err.message,
+			 "invalid filter aggregate state: hash count does not match its length") ==
+		      0,
+	      "count past the bytes: %s", err.message);
+	amq_store64le(state + 48, 100);
+	state[56] = 64;
+	CHECK(amq_builder_deserialize(&other, state, len, A, &err) == AMQ_INVALID_ARGUMENT &&
+		  strcmp(err.message,
+			 "invalid filter aggregate state: bad hash coding parameter") == 0,
+	      "parameter 64: %s", err.message);
 	free(state);
 	amq_builder_free(&b);
+}
+
+/* A collecting builder whose distinct values pass what a filter within the
+ * 1 GiB limit holds fails as its buffer is sorted, not at the end: here a
+ * blocked filter at fpr 1e-15, which holds about a million values (the check
+ * starts from a lowered room_from). */
+static void too_large_fails_early(void)
+{
+	amq_builder b;
+	amq_error err;
+	amq_builder_init(&b, AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED, 1e-15, 0, 0, A, &err);
+	b.room_from = 100000;
+	amq_status st = AMQ_OK;
+	uint64_t rows = 0;
+	while (st == AMQ_OK && rows < 4000000)
+		st = amq_builder_add(&b, amq_hash_int((int64_t)rows++, 0), &err);
+	/* The buffer is sorted at 2^20 and 2^21 distinct hashes: the second
+	 * passes the limit. */
+	const char *tail = strstr(err.message, " distinct values and more: a blocked bloom filter "
+					       "of them at fpr 1e-15 would pass the 1 GiB limit");
+	CHECK(st == AMQ_TOO_LARGE && rows < 3000000 && tail != NULL &&
+		  strtoull(err.message, NULL, 10) == rows - 1 &&
+		  strcmp(err.hint, "raise the fpr, or build one filter per part of the keys (GROUP "
+				   "BY a hash of the key)") == 0,
+	      "failed after %llu rows: %s: %s", (unsigned long long)rows, err.message, err.hint);
+	amq_builder_free(&b);
+}
+
+/* qsort order of 64-bit hashes. */
+static int compare_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Sorted hashes round-trip through their Rice coding (distinct, repeated,
+ * the extremes 0 and 2^64 - 1, none at all), in about log2(2^64 / n) + 2
+ * bits each. */
+static void rice_round_trips(void)
+{
+	static const size_t SIZES[] = {0, 1, 2, 3, 1000, 1000000};
+	uint64_t state = 7;
+	for (size_t s = 0; s < sizeof(SIZES) / sizeof(SIZES[0]); s++) {
+		size_t n = SIZES[s];
+		uint64_t *in = malloc((n + 1) * sizeof(uint64_t)),
+			 *back = malloc((n + 1) * sizeof(uint64_t));
+		for (size_t i = 0; i < n; i++)
+			in[i] = next_random(&state);
+		qsort(in, n, sizeof(uint64_t), compare_u64);
+		if (n >= 2) {
+			in[0] = 0;
+			in[n - 1] = UINT64_MAX;
+		}
+		for (int repeat = 0; repeat < 2; repeat++) {
+			if (repeat && n >= 3)
+				in[1] = in[2]; /* a bag's duplicate */
+			unsigned k;
+			uint64_t size = amq_rice_size(in, n, &k);
+			uint8_t *coded = malloc((size_t)size);
+			amq_rice_encode(in, n, k, coded);
+			const char *wrong = amq_rice_decode(coded, (size_t)size, n, false, back);
+			CHECK(wrong == NULL &&
+				  (n == 0 || memcmp(in, back, n * sizeof(uint64_t)) == 0),
+			      "%zu hashes%s round-trip: %s", n, repeat ? " with a repeat" : "",
+			      wrong ? wrong : "ok");
+			if (n == 1000000 && !repeat)
+				CHECK(size * 8.0 / (double)n < 64 - 19.93 + 2.5,
+				      "1M hashes in %.2f bits each (k %u)", size * 8.0 / (double)n,
+				      k);
+			free(coded);
+		}
+		free(in);
+		free(back);
+	}
 }
 
 /* A builder told how many rows come (exactly, too few, too many) builds the
@@ -733,5 +842,7 @@ int main(void)
 	memory_bound();
 	allocation_failures();
 	unsorted_states_refused();
+	rice_round_trips();
+	too_large_fails_early();
 	return check_summary();
 }

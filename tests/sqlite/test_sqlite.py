@@ -1643,14 +1643,14 @@ def test_interrupt():
     conn = connect()
     inside = sqlite3.sqlite_version_info >= (3, 41)
     single_calls = ["SELECT length(bloom_new(500000000, 0.001))",
-                    "SELECT length(cuckoo_new(300000000, 0.001))"]
+                    "SELECT length(cuckoo_new(500000000, 0.001))"]
     if not inside:
         print(f"NOT TESTED: an interrupt inside one call (SQLite {sqlite3.sqlite_version} has no "
               "sqlite3_is_interrupted; the roots with 3.41 and later test it)")
     for sql in (single_calls if inside else []) + [
             "WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < 30000000) "
             "SELECT length(bloom_agg(i)) FROM g"]:
-        timer = threading.Timer(0.2, conn.interrupt)
+        timer = threading.Timer(0.05, conn.interrupt)
         timer.start()
         start = time.perf_counter()
         try:
