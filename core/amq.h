@@ -56,7 +56,8 @@ typedef enum amq_status {
 	AMQ_FILTER_FULL,      /* cuckoo add found no free slot (54000) */
 	AMQ_TOO_LARGE,	      /* the filter would exceed AMQ_MAX_FILTER_BYTES (54000) */
 	AMQ_NO_MEMORY,	      /* the allocator returned NULL (53200) */
-	AMQ_INTERRUPTED	      /* the allocator's interrupted hook said stop (57014) */
+	AMQ_INTERRUPTED,      /* the allocator's interrupted hook said stop (57014) */
+	AMQ_SPILL_FAILED      /* a temporary file could not be written or read (58030) */
 } amq_status;
 
 /* What went wrong, in words the adapters show as they are: message is
@@ -68,19 +69,51 @@ typedef struct amq_error {
 } amq_error;
 
 /*
+ * Temporary files of the engine's, for a collecting builder past its working
+ * memory (build/spill.c): PostgreSQL's BufFile (temp_tablespaces,
+ * temp_file_limit, log_temp_files apply), a temporary file of SQLite's VFS
+ * (SQLite's temporary directory), Python's tempfile directory. Each sorted
+ * run a builder writes is one file, which the builder closes (and the engine
+ * removes) when it merges the run or is freed; an engine whose errors do not
+ * return (PostgreSQL) removes what is left when its query ends.
+ *
+ * memory is the working memory of one builder in bytes (work_mem), at least
+ * AMQ_SPILL_MIN_MEMORY. create returns a new empty file (NULL, err set, on
+ * failure); write appends to it; read fills buf from offset, all of it;
+ * close removes it. Each failure is AMQ_SPILL_FAILED with the engine's words.
+ */
+typedef struct amq_spill {
+	size_t memory;
+	void *ctx;
+	void *(*create)(void *ctx, amq_error *err);
+	amq_status (*write)(void *ctx, void *file, const void *buf, size_t len, amq_error *err);
+	amq_status (*read)(void *ctx, void *file, uint64_t offset, void *buf, size_t len,
+			   amq_error *err);
+	void (*close)(void *ctx, void *file);
+} amq_spill;
+
+/* The least working memory a builder takes (PostgreSQL's least work_mem),
+ * and what SQLite and Python give one unless told otherwise. */
+#define AMQ_SPILL_MIN_MEMORY ((size_t)64 << 10)
+#define AMQ_SPILL_DEFAULT_MEMORY ((size_t)64 << 20)
+
+/*
  * Allocation hook: alloc returns NULL on failure; free accepts NULL. With it
  * travels the caller's interrupt check: core's long loops (clearing a large
  * filter, sorting and counting collected hashes, inserting them) call
  * interrupted every AMQ_INTERRUPT_EVERY steps of work (a few milliseconds),
  * and when it returns true stop with AMQ_INTERRUPTED, having freed what they
  * allocated. It may also not return (PostgreSQL's CHECK_FOR_INTERRUPTS
- * raises): core then holds nothing but memory from alloc. NULL: never.
+ * raises): core then holds nothing but memory from alloc. NULL: never. And
+ * the engine's temporary files, for builders (NULL: never spill, keep every
+ * collected hash in memory).
  */
 typedef struct amq_allocator {
 	void *(*alloc)(void *ctx, size_t size);
 	void (*free)(void *ctx, void *ptr);
 	void *ctx;
 	bool (*interrupted)(void *ctx);
+	const amq_spill *spill;
 } amq_allocator;
 
 /* Steps of work (hashes sorted or inserted, 64-byte lines cleared) between
@@ -332,11 +365,13 @@ amq_status amq_filter_add(amq_filter *f, uint64_t hash, amq_error *err);
 /* amq_filter_add for a filter whose buffer came from a: a scalable filter
  * that must grow gets a new, larger buffer from a (the old one is freed). */
 amq_status amq_filter_add_to(amq_filter *f, uint64_t hash, const amq_allocator *a, amq_error *err);
-/* Adds an aggregate's n sorted hashes (amq_filter_add_to each), in an order
- * that depends only on the set: sorted, except that a scalable chain takes
- * them in the order of a second hash, since the sorted order would fill its
- * first link from the first blocks only. Stops at the first failure. */
-amq_status amq_filter_add_collected(amq_filter *f, const uint64_t *sorted, size_t n,
+/* Adds an aggregate's distinct hashes as its builder collected them: the
+ * sorted keys[0..n) (the variant's collect_key of each), in that order, the whole set or
+ * consecutive pieces of it. A key is the hash itself except for a scalable
+ * chain, which takes the hashes in the order of a second hash (the sorted
+ * order would fill its first link from the first blocks only). Stops at the
+ * first failure. */
+amq_status amq_filter_add_collected(amq_filter *f, const uint64_t *keys, size_t n,
 				    const amq_allocator *a, amq_error *err);
 bool amq_filter_contains(const amq_filter *f, uint64_t hash);
 /* The test amq_filter_contains runs for f on this CPU, for callers that probe
@@ -519,6 +554,18 @@ void amq_hashbag_free(amq_hashbag *b);
  */
 #define AMQ_BUILDER_RUNS 8
 
+/* A sorted run of collected keys a builder wrote to a temporary file of its
+ * allocator's spill: count keys, native byte order (build/spill.c). */
+typedef struct amq_spill_run {
+	void *file;
+	uint64_t count;
+} amq_spill_run;
+
+/* Runs merged at once (each with a read buffer); a builder merges its
+ * AMQ_SPILL_FAN_IN smallest runs whenever it holds AMQ_SPILL_RUNS. */
+#define AMQ_SPILL_FAN_IN 8
+#define AMQ_SPILL_RUNS (2 * AMQ_SPILL_FAN_IN)
+
 typedef struct amq_builder {
 	amq_kind kind;
 	amq_layout layout;
@@ -541,6 +588,15 @@ typedef struct amq_builder {
 	 * against the size limit (amq_builder_add), once the set passes
 	 * room_from of them (AMQ_BUILDER_ROOM_FROM unless a test lowers it). */
 	uint64_t room, room_from;
+	/* The order of collected keys (the variant's collect_key; NULL: the
+	 * hash itself). */
+	uint64_t (*collect_key)(uint64_t hash);
+	/* Runs written to temporary files past alloc.spill's memory, and what
+	 * was written in all (runs merged count again), for the adapters to
+	 * report. */
+	amq_spill_run spilled[AMQ_SPILL_RUNS];
+	int nspilled;
+	uint64_t spilled_bytes, spilled_runs;
 	amq_allocator alloc;
 } amq_builder;
 

@@ -29,8 +29,9 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 
+/* Salt of the order an aggregate adds hashes in (insertion_key). */
+#define INSERTION_SALT 0x5851f42d4c957f2dULL
 #define LINE 64
 /* Chain header fields, from the start of the payload. */
 #define CHAIN_FPR 0
@@ -408,41 +409,38 @@ static amq_status scalable_add_in_place(amq_filter *f, uint64_t hash, amq_error 
 	return AMQ_OK;
 }
 
-/* The order an aggregate adds a hash in: a bijection of it unrelated to both
- * the block (the hash's high bits) and the bits in the block (mix64 of it). */
+/* The order an aggregate adds a hash in (the row's collect_key): a
+ * bijection of it unrelated to both the block (the hash's high bits) and the
+ * bits in the block (mix64 of it); in sorted order link 0 would get only the
+ * smallest hashes, all in its first blocks. */
 static uint64_t insertion_key(uint64_t hash)
 {
-	return amq_mix64(hash ^ 0x5851f42d4c957f2dULL);
+	return amq_mix64(hash ^ INSERTION_SALT);
 }
 
-/* qsort order of hashes by insertion_key. */
-static int by_insertion_key(const void *a, const void *b)
+/* The hash whose insertion_key is key: amq_mix64 undone step by step (each
+ * x ^= x >> 33 is its own inverse, each multiplier has an inverse mod 2^64). */
+static uint64_t hash_of_key(uint64_t key)
 {
-	uint64_t x = insertion_key(*(const uint64_t *)a), y = insertion_key(*(const uint64_t *)b);
-	return (x > y) - (x < y);
+	key ^= key >> 33;
+	key *= 0x9cb4b2f8129337dbULL; /* 0xc4ceb9fe1a85ec53^-1 */
+	key ^= key >> 33;
+	key *= 0x4f74430c22a54005ULL; /* 0xff51afd7ed558ccd^-1 */
+	key ^= key >> 33;
+	return key ^ INSERTION_SALT;
 }
 
-/* An aggregate's hashes in insertion-key order, a function of the set alone:
- * in sorted order link 0 would get only the smallest hashes, all in its first
- * blocks. */
-static amq_status scalable_add_collected(amq_filter *f, const uint64_t *sorted, size_t n,
+/* An aggregate's distinct hashes, as sorted insertion keys: each added in
+ * that order (the chain is then a function of the set alone). */
+static amq_status scalable_add_collected(amq_filter *f, const uint64_t *keys, size_t n,
 					 const amq_allocator *a, amq_error *err)
 {
-	if (n == 0)
-		return AMQ_OK;
-	uint64_t *order = a->alloc(a->ctx, n * sizeof(uint64_t));
-	if (order == NULL)
-		return amq_fail(err, AMQ_NO_MEMORY, "",
-				"out of memory ordering %zu hashes for a scalable filter", n);
-	memcpy(order, sorted, n * sizeof(uint64_t));
-	qsort(order, n, sizeof(uint64_t), by_insertion_key);
 	amq_status st = AMQ_OK;
 	for (size_t i = 0; i < n && st == AMQ_OK; i++) {
-		st = scalable_add_grow(f, order[i], a, err);
+		st = scalable_add_grow(f, hash_of_key(keys[i]), a, err);
 		if (st == AMQ_OK && (i + 1) % AMQ_INTERRUPT_EVERY == 0)
 			st = amq_poll(a, err);
 	}
-	a->free(a->ctx, order);
 	return st;
 }
 
@@ -597,8 +595,9 @@ AMQ_VARIANT_ROW(amq_variant_bloom_scalable) = AMQ_BLOOM_ROW(
     AMQ_LAYOUT_SCALABLE, "scalable", .format_version = 2, .cell_name = "lines", .order_free = false,
     .shape = &first_link_shape, .cell_bits = line_bits, .payload_size = scalable_payload_size,
     .check_header = scalable_check_header, .check_payload = scalable_check_payload,
-    .size = scalable_size, .create = scalable_create, .add_collected = scalable_add_collected,
-    .add = scalable_add_in_place, .add_grow = scalable_add_grow, .contains = scalable_contains,
-    .probe_for = scalable_probe_for, .union_into = scalable_union,
-    .intersect_into = scalable_intersect, .expected_fpr = scalable_expected_fpr,
-    .estimate_items = scalable_estimate_items, .info = scalable_info);
+    .size = scalable_size, .create = scalable_create, .collect_key = insertion_key,
+    .add_collected = scalable_add_collected, .add = scalable_add_in_place,
+    .add_grow = scalable_add_grow, .contains = scalable_contains, .probe_for = scalable_probe_for,
+    .union_into = scalable_union, .intersect_into = scalable_intersect,
+    .expected_fpr = scalable_expected_fpr, .estimate_items = scalable_estimate_items,
+    .info = scalable_info);

@@ -16,6 +16,7 @@
  * row (amq_hashbag), since each row is an add.
  */
 #include "build/rice.h"
+#include "build/spill.h"
 #include "format/variant.h"
 
 #include <math.h>
@@ -51,6 +52,7 @@ static amq_status set_params(amq_builder *b, amq_kind kind, amq_layout layout, d
 	b->streaming = v->order_free && capacity != 0;
 	b->room_from = AMQ_BUILDER_ROOM_FROM;
 	b->counts_rows = v->counts_duplicates && !b->streaming;
+	b->collect_key = v->collect_key;
 	return AMQ_OK;
 }
 
@@ -73,11 +75,11 @@ amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, do
 /* AMQ_TOO_LARGE when a filter of the distinct hashes sorted so far would
  * pass AMQ_MAX_FILTER_BYTES (amq_builder_add): one sizing per sort of the
  * buffer, which costs far more. */
-static amq_status check_room(amq_builder *b, amq_error *err)
+static amq_status check_room(amq_builder *b, uint64_t distinct, amq_error *err)
 {
 	uint32_t hashes;
 	uint64_t cells;
-	b->room = b->set.sorted;
+	b->room = distinct;
 	if (amq_filter_size(b->kind, b->layout, b->room, b->fpr, &hashes, &cells, NULL) !=
 	    AMQ_TOO_LARGE)
 		return AMQ_OK;
@@ -90,25 +92,83 @@ static amq_status check_room(amq_builder *b, amq_error *err)
 			(unsigned long long)b->room, v->layout_name, v->kind_name, b->fpr);
 }
 
+/* The fewest distinct keys b holds for sure: its set's sorted part, or its
+ * largest spilled run. */
+static uint64_t least_distinct(const amq_builder *b)
+{
+	uint64_t least = b->set.sorted;
+	for (int r = 0; r < b->nspilled; r++)
+		least = b->spilled[r].count > least ? b->spilled[r].count : least;
+	return least;
+}
+
+/* Called with b's set or bag full: spills it as a sorted run when it may not
+ * grow (its buffer would pass half of amq_spill_room, or all of it for the
+ * bag) and, for a set, sorting it left it more than half full. */
+static amq_status spill_if_full(amq_builder *b, amq_error *err)
+{
+	size_t room = amq_spill_room(b);
+	if (b->counts_rows) {
+		if (b->bag.capacity <= room / 2)
+			return AMQ_OK;
+		amq_hashbag_sort(&b->bag);
+		amq_status st = amq_spill_run_add(b, b->bag.hashes, b->bag.count, err);
+		if (st == AMQ_OK)
+			b->bag.count = 0;
+		return st;
+	}
+	if (b->set.capacity <= room / 2)
+		return AMQ_OK;
+	amq_status st = amq_hashset_compact(&b->set, err);
+	if (st != AMQ_OK || b->set.count <= b->set.capacity / 2)
+		return st;
+	st = amq_spill_run_add(b, b->set.hashes, b->set.count, err);
+	if (st != AMQ_OK)
+		return st;
+	b->set.count = b->set.sorted = 0;
+	uint64_t least = least_distinct(b);
+	return b->capacity == 0 && least > b->room_from && least > b->room
+		   ? check_room(b, least, err)
+		   : AMQ_OK;
+}
+
+/* Collects one key (a hash, or its collect_key), spilling first when b is
+ * full. */
+static amq_status add_key(amq_builder *b, uint64_t key, amq_error *err)
+{
+	amq_status st = AMQ_OK;
+	if (b->counts_rows) {
+		if (b->bag.count == b->bag.capacity && b->alloc.spill != NULL)
+			st = spill_if_full(b, err);
+		return st == AMQ_OK ? amq_hashbag_add(&b->bag, key, err) : st;
+	}
+	if (b->set.count == b->set.capacity && b->alloc.spill != NULL)
+		st = spill_if_full(b, err);
+	if (st == AMQ_OK)
+		st = amq_hashset_add(&b->set, key, err);
+	/* The sorted part grows only when the buffer fills and is sorted (a
+	 * spill checks its runs). */
+	if (st == AMQ_OK && b->capacity == 0 && b->set.sorted > b->room_from &&
+	    b->set.sorted > b->room)
+		st = check_room(b, b->set.sorted, err);
+	return st;
+}
+
 amq_status amq_builder_add(amq_builder *b, uint64_t hash, amq_error *err)
 {
 	b->rows++;
 	if (b->streaming)
 		return amq_filter_add(&b->filter, hash, err);
-	if (b->counts_rows)
-		return amq_hashbag_add(&b->bag, hash, err);
-	amq_status st = amq_hashset_add(&b->set, hash, err);
-	/* The sorted prefix grows only when the buffer fills and is sorted. */
-	if (st == AMQ_OK && b->capacity == 0 && b->set.sorted > b->room_from &&
-	    b->set.sorted != b->room)
-		st = check_room(b, err);
-	return st;
+	return add_key(b, b->collect_key != NULL ? b->collect_key(hash) : hash, err);
 }
 
 amq_status amq_builder_expect(amq_builder *b, uint64_t rows, amq_error *err)
 {
 	if (b->streaming || rows == 0 || rows > SIZE_MAX / sizeof(uint64_t) / 4)
 		return AMQ_OK;
+	/* Never past what b may hold before it spills. */
+	if (rows > amq_spill_room(b) / 4)
+		rows = amq_spill_room(b) / 4;
 	if (b->counts_rows)
 		return amq_hashbag_reserve(&b->bag, (size_t)rows, err);
 	return amq_hashset_reserve(&b->set, (size_t)rows, err);
@@ -156,6 +216,13 @@ amq_status amq_builder_exceeds(amq_builder *b, uint64_t limit, bool *exceeds, am
  * on success. */
 static amq_status take_run(amq_builder *b, amq_hashset *run, amq_error *err)
 {
+	/* One that would take much of b's memory is spilled instead. */
+	if (run->count > amq_spill_room(b) / 8) {
+		amq_status st = amq_spill_run_add(b, run->hashes, run->count, err);
+		if (st == AMQ_OK)
+			amq_hashset_free(run);
+		return st;
+	}
 	if (b->nruns < AMQ_BUILDER_RUNS && same_allocator(&b->alloc, &run->alloc)) {
 		b->runs[b->nruns++] = *run;
 		amq_hashset_init(run, &run->alloc);
@@ -164,6 +231,26 @@ static amq_status take_run(amq_builder *b, amq_hashset *run, amq_error *err)
 	amq_status st = amq_hashset_union(&b->set, run->hashes, run->count, err);
 	if (st == AMQ_OK)
 		amq_hashset_free(run);
+	return st;
+}
+
+/* Adds the rows of a counting builder's bag to b's: spilled as a run when
+ * it would take much of b's memory, else appended (b's bag spilled when
+ * that fills it). */
+static amq_status merge_bag(amq_builder *b, amq_hashbag *bag, amq_error *err)
+{
+	size_t room = amq_spill_room(b);
+	if (bag->count > room / 8) {
+		amq_hashbag_sort(bag);
+		return amq_spill_run_add(b, bag->hashes, bag->count, err);
+	}
+	amq_status st = amq_hashbag_append(&b->bag, bag->hashes, bag->count, err);
+	if (st != AMQ_OK || b->bag.count <= room / 2)
+		return st;
+	amq_hashbag_sort(&b->bag);
+	st = amq_spill_run_add(b, b->bag.hashes, b->bag.count, err);
+	if (st == AMQ_OK)
+		b->bag.count = 0;
 	return st;
 }
 
@@ -181,9 +268,16 @@ amq_status amq_builder_merge(amq_builder *b, amq_builder *other, amq_error *err)
 	b->families |= other->families;
 	if (b->streaming)
 		return amq_filter_union_into(&b->filter, &other->filter, err);
-	if (b->counts_rows)
-		return amq_hashbag_append(&b->bag, other->bag.hashes, other->bag.count, err);
 	amq_status st = AMQ_OK;
+	while (st == AMQ_OK && other->nspilled > 0) {
+		st = amq_spill_run_take(b, &other->spilled[other->nspilled - 1], other->alloc.spill,
+					err);
+		other->nspilled--; /* b's now, or closed */
+	}
+	if (st != AMQ_OK)
+		return st;
+	if (b->counts_rows)
+		return merge_bag(b, &other->bag, err);
 	while (st == AMQ_OK && other->nruns > 0) {
 		st = take_run(b, &other->runs[other->nruns - 1], err);
 		if (st == AMQ_OK)
@@ -199,7 +293,7 @@ amq_status amq_builder_merge(amq_builder *b, amq_builder *other, amq_error *err)
 	 * has not sorted yet join b's. */
 	st = amq_hashset_union(&b->set, o->hashes, o->sorted, err);
 	for (size_t i = o->sorted; st == AMQ_OK && i < o->count; i++)
-		st = amq_hashset_add(&b->set, o->hashes[i], err);
+		st = add_key(b, o->hashes[i], err);
 	return st;
 }
 
@@ -252,8 +346,46 @@ static amq_status count_union(const amq_builder *b, uint64_t *count, amq_error *
 	return AMQ_OK;
 }
 
-/* The filter holding the sorted hashes[0..count) (distinct_count of them
- * distinct), added in the variant's order (amq_filter_add_collected). Without
+/* Adds the keys of sources[0..n) to out in one sorted stream
+ * (amq_filter_add_collected): a single source in memory as it is, anything
+ * else through a merge (each distinct key once, unless b counts rows). */
+static amq_status add_sources(amq_builder *b, amq_filter *out, const amq_merge_source *sources,
+			      int n, amq_error *err)
+{
+	if (n == 1 && sources[0].keys != NULL)
+		return amq_filter_add_collected(out, sources[0].keys, (size_t)sources[0].count,
+						&b->alloc, err);
+	amq_merge m;
+	amq_status st = amq_merge_open(&m, sources, n, !b->counts_rows, &b->alloc, err);
+	for (size_t got = 1; st == AMQ_OK && got > 0;) {
+		const uint64_t *keys;
+		st = amq_merge_next(&m, &keys, &got, err);
+		if (st == AMQ_OK)
+			st = amq_filter_add_collected(out, keys, got, &b->alloc, err);
+	}
+	amq_merge_close(&m);
+	return st;
+}
+
+/* The number of distinct keys in sources[0..n) (*distinct), by a merge that
+ * only counts. */
+static amq_status count_sources(amq_builder *b, const amq_merge_source *sources, int n,
+				uint64_t *distinct, amq_error *err)
+{
+	amq_merge m;
+	amq_status st = amq_merge_open(&m, sources, n, true, &b->alloc, err);
+	*distinct = 0;
+	for (size_t got = 1; st == AMQ_OK && got > 0;) {
+		const uint64_t *keys;
+		st = amq_merge_next(&m, &keys, &got, err);
+		*distinct += got;
+	}
+	amq_merge_close(&m);
+	return st;
+}
+
+/* The filter holding the keys of sources[0..n) (distinct_count of them
+ * distinct), added in the variant's order (add_sources). Without
  * a fixed capacity a filter that refuses an add (a cuckoo filter, possible,
  * rarely, just under its target load; a build-only variant whose
  * construction can fail) is rebuilt 1/8 larger, so the result is still a
@@ -261,8 +393,8 @@ static amq_status count_union(const amq_builder *b, uint64_t *count, amq_error *
  * is not about load (for cuckoo: more than 2b of the hashes share their
  * buckets and fingerprint, and only a table far larger than the values would
  * tell them apart), so it stops there. */
-static amq_status finish_collected(amq_builder *b, const uint64_t *hashes, size_t count,
-				   size_t distinct_count, amq_filter *out, amq_error *err)
+static amq_status finish_collected(amq_builder *b, const amq_merge_source *sources, int n,
+				   uint64_t distinct_count, amq_filter *out, amq_error *err)
 {
 	uint64_t distinct = distinct_count ? distinct_count : 1;
 	uint64_t capacity = b->capacity ? b->capacity : distinct;
@@ -271,7 +403,7 @@ static amq_status finish_collected(amq_builder *b, const uint64_t *hashes, size_
 						  b->seed, &b->alloc, err);
 		if (st != AMQ_OK)
 			return st;
-		st = amq_filter_add_collected(out, hashes, count, &b->alloc, err);
+		st = add_sources(b, out, sources, n, err);
 		if (st == AMQ_OK)
 			break;
 		amq_filter_free(out, &b->alloc);
@@ -316,31 +448,41 @@ amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)
 		}
 		return st;
 	}
-	if (b->counts_rows) {
-		size_t distinct = amq_hashbag_sort(&b->bag);
-		return finish_collected(b, b->bag.hashes, b->bag.count, distinct, out, err);
-	}
-	/* A variant that depends on order inserts the whole set in its order,
-	 * so it joins the runs. An order-free Bloom filter's bits depend neither
-	 * on order nor on repeats: each run is inserted as it is, and items set
-	 * to the distinct count. */
-	bool order_free = amq_variant_find(b->kind, b->layout)->order_free;
-	amq_status st = order_free ? amq_hashset_compact(&b->set, err) : join_runs(b, err);
+	/* A variant that depends on order inserts the whole set in its order:
+	 * one merge of everything b holds (the joined set, when nothing
+	 * spilled). An order-free Bloom filter's bits depend neither on order
+	 * nor on repeats: each sorted source is inserted as it is, and items
+	 * set to the distinct count, which a merge that only reads counts. */
+	bool spilled = b->nspilled > 0;
+	bool order_free = amq_variant_find(b->kind, b->layout)->order_free && !b->counts_rows;
+	uint64_t distinct = 0;
+	amq_status st = AMQ_OK;
+	if (b->counts_rows)
+		distinct = amq_hashbag_sort(&b->bag);
+	else if (order_free || spilled)
+		st = amq_hashset_compact(&b->set, err);
+	else
+		st = join_runs(b, err);
+	if (st == AMQ_OK && spilled)
+		st = amq_spill_reduce(b, AMQ_SPILL_FAN_IN, err);
+	amq_merge_source sources[AMQ_MERGE_MAX_SOURCES];
+	int n = amq_spill_sources(b, sources);
+	if (st == AMQ_OK && spilled)
+		st = count_sources(b, sources, n, &distinct, err);
+	else if (st == AMQ_OK && order_free)
+		st = count_union(b, &distinct, err);
+	else if (!b->counts_rows)
+		distinct = b->set.count;
 	if (st != AMQ_OK)
 		return st;
 	if (!order_free)
-		return finish_collected(b, b->set.hashes, b->set.count, b->set.count, out, err);
-	uint64_t distinct;
-	st = count_union(b, &distinct, err);
-	if (st == AMQ_OK)
-		st = amq_filter_create(out, b->kind, b->layout, distinct ? distinct : 1, b->fpr,
-				       b->seed, &b->alloc, err);
+		return finish_collected(b, sources, n, distinct, out, err);
+	st = amq_filter_create(out, b->kind, b->layout, distinct ? distinct : 1, b->fpr, b->seed,
+			       &b->alloc, err);
 	if (st != AMQ_OK)
 		return st;
-	for (int r = -1; st == AMQ_OK && r < b->nruns; r++) {
-		const amq_hashset *set = r < 0 ? &b->set : &b->runs[r];
-		st = amq_filter_add_collected(out, set->hashes, set->count, &b->alloc, err);
-	}
+	for (int i = 0; st == AMQ_OK && i < n; i++)
+		st = add_sources(b, out, &sources[i], 1, err);
 	if (st != AMQ_OK) {
 		amq_filter_free(out, &b->alloc);
 		return st;
@@ -359,15 +501,55 @@ amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)
  * Only ever read back by the same build, but checked as carefully as a
  * filter.
  */
+/* One pass over everything b collected (sources[0..n)), in sorted order:
+ * into w when w is not NULL, else counted into *count with the largest key
+ * in *last. */
+static amq_status pass_sources(amq_builder *b, const amq_merge_source *sources, int n,
+			       amq_rice_writer *w, uint64_t *count, uint64_t *last, amq_error *err)
+{
+	amq_merge m;
+	amq_status st = amq_merge_open(&m, sources, n, !b->counts_rows, &b->alloc, err);
+	*count = 0;
+	for (size_t got = 1; st == AMQ_OK && got > 0;) {
+		const uint64_t *keys;
+		st = amq_merge_next(&m, &keys, &got, err);
+		if (st == AMQ_OK && w != NULL)
+			amq_rice_put(w, keys, got);
+		if (got > 0)
+			*last = keys[got - 1];
+		*count += got;
+	}
+	amq_merge_close(&m);
+	return st;
+}
+
 amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq_error *err)
 {
 	uint64_t body;
 	unsigned k = 0;
 	const uint64_t *hashes = NULL;
-	size_t n = 0;
+	uint64_t n = 0, last = 0;
+	amq_merge_source sources[AMQ_MERGE_MAX_SOURCES];
+	int nsources = 0;
 	if (b->streaming) {
 		amq_filter_seal(&b->filter);
 		body = b->filter.size;
+	} else if (b->nspilled > 0) {
+		/* Counted in one merge, written in a second. */
+		amq_status st = AMQ_OK;
+		if (b->counts_rows)
+			amq_hashbag_sort(&b->bag);
+		else
+			st = amq_hashset_compact(&b->set, err);
+		if (st == AMQ_OK)
+			st = amq_spill_reduce(b, AMQ_SPILL_FAN_IN, err);
+		nsources = amq_spill_sources(b, sources);
+		if (st == AMQ_OK)
+			st = pass_sources(b, sources, nsources, NULL, &n, &last, err);
+		if (st != AMQ_OK)
+			return st;
+		k = amq_rice_parameter(last, n);
+		body = 8 + amq_rice_bound(last, n, k);
 	} else {
 		if (b->counts_rows) {
 			amq_hashbag_sort(&b->bag);
@@ -401,9 +583,19 @@ amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq
 	p[STATE_FAMILIES] = b->families;
 	if (b->streaming) {
 		memcpy(p + STATE_HEADER, b->filter.bytes, b->filter.size);
-	} else {
+	} else if (nsources == 0) {
 		amq_store64le(p + STATE_HEADER, n);
 		amq_rice_encode(hashes, n, k, p + STATE_HEADER + 8);
+	} else {
+		amq_rice_writer w;
+		amq_rice_begin(&w, k, p + STATE_HEADER + 8);
+		amq_status st = pass_sources(b, sources, nsources, &w, &n, &last, err);
+		if (st != AMQ_OK) {
+			b->alloc.free(b->alloc.ctx, p);
+			return st;
+		}
+		amq_store64le(p + STATE_HEADER, n);
+		body = 8 + amq_rice_end(&w);
 	}
 	*out = p;
 	*len = STATE_HEADER + (size_t)body;
@@ -414,6 +606,48 @@ static amq_status bad_state(amq_builder *b, amq_error *err, const char *what)
 {
 	amq_builder_free(b);
 	return amq_fail(err, AMQ_INVALID_ARGUMENT, "", "invalid filter aggregate state: %s", what);
+}
+
+/* Keys decoded and written out at a time by decode_to_run. */
+#define DECODE_CHUNK 8192
+
+/* A deserialized state too large for b's memory: its n hashes (Rice coded
+ * in in[0..len)) decoded a chunk at a time into one spilled run. */
+static amq_status decode_to_run(amq_builder *b, const uint8_t *in, size_t len, size_t n,
+				amq_error *err)
+{
+	amq_rice_reader r;
+	const char *wrong = amq_rice_start(&r, in, len, !b->counts_rows);
+	if (wrong != NULL)
+		return bad_state(b, err, wrong);
+	uint64_t *chunk = b->alloc.alloc(b->alloc.ctx, DECODE_CHUNK * sizeof(uint64_t));
+	if (chunk == NULL) {
+		amq_builder_free(b);
+		return amq_fail(err, AMQ_NO_MEMORY, "",
+				"out of memory reading a filter aggregate state");
+	}
+	void *file;
+	amq_status st = amq_spill_run_begin(b, &file, err);
+	for (size_t done = 0; st == AMQ_OK && wrong == NULL && done < n;) {
+		size_t piece = n - done < DECODE_CHUNK ? n - done : DECODE_CHUNK;
+		wrong = amq_rice_get(&r, piece, chunk);
+		if (wrong == NULL)
+			st = amq_spill_run_write(b, file, chunk, piece, err);
+		done += piece;
+	}
+	if (st == AMQ_OK && wrong == NULL)
+		wrong = amq_rice_finish(&r);
+	b->alloc.free(b->alloc.ctx, chunk);
+	if (st == AMQ_OK && wrong == NULL) {
+		amq_spill_run_end(b, file, n);
+		return AMQ_OK;
+	}
+	if (file != NULL)
+		amq_spill_run_drop(b, file);
+	if (wrong != NULL)
+		return bad_state(b, err, wrong);
+	amq_builder_free(b);
+	return st;
 }
 
 amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
@@ -473,6 +707,8 @@ amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
 	if (body_len < 9 || amq_load64le(body) > (body_len - 9) * 8)
 		return bad_state(b, err, "hash count does not match its length");
 	size_t n = (size_t)amq_load64le(body);
+	if (n > amq_spill_room(b) / 8)
+		return decode_to_run(b, body + 8, body_len - 8, n, err);
 	/* A counting builder keeps the duplicates that are its point; other
 	 * workers send distinct hashes, and the leader counts and merges them
 	 * in linear time trusting that, so check it. */
@@ -501,4 +737,5 @@ void amq_builder_free(amq_builder *b)
 	for (int r = 0; r < b->nruns; r++)
 		amq_hashset_free(&b->runs[r]);
 	b->nruns = 0;
+	amq_spill_free(b);
 }

@@ -159,14 +159,14 @@ amq_status amq_filter_add_to(amq_filter *f, uint64_t hash, const amq_allocator *
 	return v->add(f, hash, err);
 }
 
-amq_status amq_filter_add_collected(amq_filter *f, const uint64_t *sorted, size_t n,
+amq_status amq_filter_add_collected(amq_filter *f, const uint64_t *keys, size_t n,
 				    const amq_allocator *a, amq_error *err)
 {
 	const amq_variant *v = amq_variant_of(f);
 	if (v->add_collected != NULL)
-		return v->add_collected(f, sorted, n, a, err);
+		return v->add_collected(f, keys, n, a, err);
 	for (size_t i = 0; i < n; i++) {
-		amq_status st = amq_filter_add_to(f, sorted[i], a, err);
+		amq_status st = amq_filter_add_to(f, keys[i], a, err);
 		if (st == AMQ_OK && (i + 1) % AMQ_INTERRUPT_EVERY == 0)
 			st = amq_poll(a, err);
 		if (st != AMQ_OK)

@@ -37,8 +37,8 @@
  *     every distinct hash and builds at the end: amq_filter_create (create,
  *     or a zeroed payload of size()'s parameters), then add_collected with
  *     the sorted distinct hashes, which must be non-NULL and build the whole
- *     filter (it may replace f's buffer with one from a; AMQ_FILTER_FULL
- *     makes a builder without a capacity retry 1/8 larger);
+ *     filter (from one piece: see add_collected) (it may replace f's buffer with one from a;
+ * AMQ_FILTER_FULL makes a builder without a capacity retry 1/8 larger);
  *   - everything else may stay NULL: single adds (bloom_add, the _add_agg
  *     aggregates), deletes, counts and merges are then refused with the
  *     message above.
@@ -103,10 +103,17 @@ typedef struct amq_variant {
 	 * a zeroed payload of size()'s parameters; an expansion is refused. */
 	amq_status (*create)(amq_filter *f, uint64_t capacity, double fpr, uint32_t expansion,
 			     uint64_t seed, const amq_allocator *a, amq_error *err);
-	/* Adds an aggregate's n sorted hashes in the order the variant wants
-	 * (still a function of the set alone). NULL: in sorted order, one
-	 * amq_filter_add_to each. Required for a build-only variant. */
-	amq_status (*add_collected)(amq_filter *f, const uint64_t *sorted, size_t n,
+	/* The order an aggregate adds its distinct hashes in: a builder
+	 * collects, sorts and spills collect_key(hash), a bijection, and hands
+	 * the sorted keys to add_collected (still a function of the set alone).
+	 * NULL: the hash itself, so sorted order. */
+	uint64_t (*collect_key)(uint64_t hash);
+	/* Adds an aggregate's sorted keys[0..n), in that order: the whole set
+	 * at once, or consecutive pieces of it when the builder spilled. NULL:
+	 * one amq_filter_add_to each, the key being the hash. Required for a
+	 * build-only variant (which then needs the whole set in one piece: a
+	 * builder gives that only when it did not spill). */
+	amq_status (*add_collected)(amq_filter *f, const uint64_t *keys, size_t n,
 				    const amq_allocator *a, amq_error *err);
 	/* Adds one value in f's own buffer; on failure the filter is
 	 * unchanged. A variant that grows (add_grow) may have it too, for

@@ -30,6 +30,8 @@ static int status_sqlstate(amq_status status)
 		return ERRCODE_OUT_OF_MEMORY; /* 53200 */
 	case AMQ_INTERRUPTED:
 		return ERRCODE_QUERY_CANCELED; /* 57014 */
+	case AMQ_SPILL_FAILED:
+		return ERRCODE_IO_ERROR; /* 58030 */
 	case AMQ_OK:
 		break;
 	}

@@ -1,0 +1,84 @@
+/*
+ * build/spill.h - a collecting builder's sorted runs in temporary files, and
+ * the k-way merge that reads them back (spill.c). A builder past its working
+ * memory (alloc.spill->memory) writes its sorted, distinct keys (every key,
+ * duplicates kept, when it counts rows) as one run, empties its buffer and
+ * goes on; the finish, the parallel state and merged runs read every run
+ * and the keys still in memory through one merge.
+ */
+#ifndef AMQ_BUILD_SPILL_H
+#define AMQ_BUILD_SPILL_H
+
+#include "base/internal.h"
+
+/* What one merge reads: sorted keys in memory (keys non-NULL), or a run in
+ * a temporary file of spill. */
+typedef struct amq_merge_source {
+	const uint64_t *keys;
+	uint64_t count;
+	void *file;
+	const amq_spill *spill;
+} amq_merge_source;
+
+#define AMQ_MERGE_MAX_SOURCES (AMQ_SPILL_RUNS + AMQ_BUILDER_RUNS + 1)
+
+/* A source being read: keys[0..left) ready, unread more in its file from
+ * offset on. */
+typedef struct amq_merge_input {
+	const uint64_t *head;
+	size_t left;
+	amq_merge_source source;
+	uint64_t offset, unread;
+	uint64_t *buffer;
+} amq_merge_input;
+
+/* The sorted union of its sources, a chunk at a time: each key once when
+ * distinct, else every key of every source (a counting builder's rows). */
+typedef struct amq_merge {
+	amq_merge_input in[AMQ_MERGE_MAX_SOURCES];
+	int k;
+	bool distinct, started;
+	uint64_t last, done;
+	uint64_t *out;
+	size_t chunk; /* keys per read buffer and per chunk out */
+	const amq_allocator *alloc;
+} amq_merge;
+
+/* Opens a merge of sources[0..n) with buffers from a, sized from
+ * a->spill's memory (or the smallest, without one). */
+amq_status amq_merge_open(amq_merge *m, const amq_merge_source *sources, int n, bool distinct,
+			  const amq_allocator *a, amq_error *err);
+/* The next chunk of merged keys in *keys[0..*n), valid until the next call;
+ * *n is 0 at the end. Polls the interrupt check. */
+amq_status amq_merge_next(amq_merge *m, const uint64_t **keys, size_t *n, amq_error *err);
+void amq_merge_close(amq_merge *m);
+
+/* The most keys a builder holds in memory before it spills: its set's
+ * buffer and a compaction's scratch take at most half its memory each; a
+ * counting builder's bag (sorted in place) all of it. SIZE_MAX without a
+ * spill. */
+size_t amq_spill_room(const amq_builder *b);
+/* Writes the sorted keys[0..n) as a new run of b's, first merging b's
+ * smallest runs into one when it holds AMQ_SPILL_RUNS. */
+amq_status amq_spill_run_add(amq_builder *b, const uint64_t *keys, size_t n, amq_error *err);
+/* The same in pieces: begin makes room and opens *file (NULL on failure),
+ * write appends sorted keys, end makes the file a run of count keys, drop
+ * closes it instead. */
+amq_status amq_spill_run_begin(amq_builder *b, void **file, amq_error *err);
+amq_status amq_spill_run_write(const amq_builder *b, void *file, const uint64_t *keys, size_t n,
+			       amq_error *err);
+void amq_spill_run_end(amq_builder *b, void *file, uint64_t count);
+void amq_spill_run_drop(const amq_builder *b, void *file);
+/* Adds the run *run of other's spill to b's runs: moved when both spill to
+ * the same files, else copied; *run is b's or closed afterwards. */
+amq_status amq_spill_run_take(amq_builder *b, amq_spill_run *run, const amq_spill *from,
+			      amq_error *err);
+/* Merges b's smallest runs until it holds at most `most`. */
+amq_status amq_spill_reduce(amq_builder *b, int most, amq_error *err);
+/* The sources of everything b collected: its set or bag (which must be
+ * sorted), its runs in memory and its spilled runs; returns how many. */
+int amq_spill_sources(const amq_builder *b, amq_merge_source *sources);
+/* Closes (and so removes) every run of b's. */
+void amq_spill_free(amq_builder *b);
+
+#endif

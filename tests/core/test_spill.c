@@ -1,0 +1,369 @@
+/*
+ * test_spill.c - a collecting builder past its working memory writes sorted
+ * runs to its allocator's temporary files and gives the same bytes as one
+ * that keeps everything in memory: for every variant, serial and merged
+ * through parallel states, whatever the memory; every file is closed after
+ * a finish, an error or an interrupt; and the aggregate's order for a scalable chain is still
+ * 0.3.0's.
+ */
+#include "amq.h"
+#include "check.h"
+#include "format/variant.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Temporary "files" in memory: the spill of these tests counts the open
+ * ones and fails its fail_at-th create or write (0: never); the allocator
+ * counts live blocks and says stop at its stop_at-th poll (0: never). */
+struct mem_file {
+	uint8_t *data;
+	size_t len, cap;
+};
+
+struct probe {
+	long live, files, calls, fail_at, polls, stop_at, created;
+	amq_spill spill;
+};
+
+static void *probe_alloc(void *ctx, size_t size)
+{
+	struct probe *p = ctx;
+	void *ptr = amq_malloc_allocator.alloc(NULL, size);
+	p->live += ptr != NULL;
+	return ptr;
+}
+
+static void probe_free(void *ctx, void *ptr)
+{
+	struct probe *p = ctx;
+	p->live -= ptr != NULL;
+	amq_malloc_allocator.free(NULL, ptr);
+}
+
+static bool probe_interrupted(void *ctx)
+{
+	struct probe *p = ctx;
+	return p->stop_at != 0 && ++p->polls >= p->stop_at;
+}
+
+static bool fails(struct probe *p, amq_error *err)
+{
+	if (p->fail_at == 0 || ++p->calls < p->fail_at)
+		return false;
+	err->status = AMQ_SPILL_FAILED;
+	snprintf(err->message, sizeof(err->message), "could not write a temporary file: test");
+	err->hint[0] = '\0';
+	return true;
+}
+
+static void *file_create(void *ctx, amq_error *err)
+{
+	struct probe *p = ctx;
+	if (fails(p, err))
+		return NULL;
+	struct mem_file *f = calloc(1, sizeof(*f));
+	p->files++;
+	p->created++;
+	return f;
+}
+
+static amq_status file_write(void *ctx, void *file, const void *buf, size_t len, amq_error *err)
+{
+	struct mem_file *f = file;
+	if (fails(ctx, err))
+		return AMQ_SPILL_FAILED;
+	if (f->len + len > f->cap) {
+		f->cap = (f->len + len) * 2;
+		f->data = realloc(f->data, f->cap);
+	}
+	memcpy(f->data + f->len, buf, len);
+	f->len += len;
+	return AMQ_OK;
+}
+
+static amq_status file_read(void *ctx, void *file, uint64_t offset, void *buf, size_t len,
+			    amq_error *err)
+{
+	struct mem_file *f = file;
+	(void)ctx;
+	if (offset + len > f->len) {
+		err->status = AMQ_SPILL_FAILED;
+		snprintf(err->message, sizeof(err->message), "read past the end");
+		return AMQ_SPILL_FAILED;
+	}
+	memcpy(buf, f->data + offset, len);
+	return AMQ_OK;
+}
+
+static void file_close(void *ctx, void *file)
+{
+	struct probe *p = ctx;
+	struct mem_file *f = file;
+	p->files--;
+	free(f->data);
+	free(f);
+}
+
+/* An allocator whose builders spill past memory bytes (0: never spill). */
+static amq_allocator allocator(struct probe *p, size_t memory)
+{
+	*p = (struct probe){0};
+	p->spill = (amq_spill){.memory = memory,
+			       .ctx = p,
+			       .create = file_create,
+			       .write = file_write,
+			       .read = file_read,
+			       .close = file_close};
+	return (amq_allocator){.alloc = probe_alloc,
+			       .free = probe_free,
+			       .ctx = p,
+			       .interrupted = probe_interrupted,
+			       .spill = memory ? &p->spill : NULL};
+}
+
+/* The hashes of the test's rows: `rows` values, every fifth repeated. */
+static uint64_t row_hash(size_t i)
+{
+	uint64_t x = (uint64_t)i;
+	if (i % 5 == 4)
+		x -= 3;
+	return amq_hash_int((int64_t)(x * 2654435761u % 1000003u), 0);
+}
+
+/* The filter a builder of v's kind and layout gives over rows[from..to) of
+ * a parts-way split (each part one builder, serialized and merged into the
+ * first when parts > 1), with allocator a; sealed bytes in *out (malloc). */
+static amq_status build(const amq_variant *v, uint64_t capacity, size_t rows, int parts,
+			const amq_allocator *a, uint8_t **out, size_t *size, amq_error *err)
+{
+	amq_builder all;
+	amq_status st = amq_builder_init(&all, v->kind, v->layout, 0.01, capacity, 0, a, err);
+	for (int part = 0; st == AMQ_OK && part < parts; part++) {
+		amq_builder b;
+		st = amq_builder_init(&b, v->kind, v->layout, 0.01, capacity, 0, a, err);
+		for (size_t i = part; st == AMQ_OK && i < rows; i += (size_t)parts)
+			st = amq_builder_add(&b, row_hash(i), err);
+		amq_builder_note_family(&b, AMQ_FAMILY_NUMBER);
+		if (st == AMQ_OK && parts > 1) {
+			uint8_t *state;
+			size_t len;
+			amq_builder other;
+			st = amq_builder_serialize(&b, &state, &len, err);
+			if (st == AMQ_OK) {
+				st = amq_builder_deserialize(&other, state, len, a, err);
+				a->free(a->ctx, state);
+				if (st == AMQ_OK) {
+					st = amq_builder_merge(&all, &other, err);
+					amq_builder_free(&other);
+				}
+			}
+		} else if (st == AMQ_OK) {
+			st = amq_builder_merge(&all, &b, err);
+		}
+		amq_builder_free(&b);
+	}
+	amq_filter f;
+	if (st == AMQ_OK)
+		st = amq_builder_finish(&all, &f, err);
+	amq_builder_free(&all);
+	if (st != AMQ_OK)
+		return st;
+	*size = f.size;
+	*out = malloc(f.size);
+	memcpy(*out, f.bytes, f.size);
+	amq_filter_free(&f, a);
+	return AMQ_OK;
+}
+
+/* Every variant, collecting: the same bytes in memory and spilled at the
+ * least memory, serial and in 3 parts, every file closed and block freed. */
+static void test_same_bytes(void)
+{
+	const size_t rows = 120000;
+	for (size_t i = 0; i < amq_variant_count(); i++) {
+		const amq_variant *v = amq_variant_at(i);
+		for (int c = 0; c < 2; c++) {
+			uint64_t capacity = c ? 150000 : 0;
+			if (capacity && v->order_free)
+				continue; /* streams: never collects */
+			struct probe plain, tiny;
+			amq_allocator pa = allocator(&plain, 0);
+			uint8_t *want = NULL;
+			size_t want_size = 0;
+			amq_error err;
+			CHECK(build(v, capacity, rows, 1, &pa, &want, &want_size, &err) == AMQ_OK,
+			      "%s %s: in memory: %s", v->kind_name, v->layout_name, err.message);
+			for (int parts = 1; parts <= 3; parts += 2) {
+				amq_allocator ta = allocator(&tiny, AMQ_SPILL_MIN_MEMORY);
+				uint8_t *got = NULL;
+				size_t got_size = 0;
+				amq_status st =
+				    build(v, capacity, rows, parts, &ta, &got, &got_size, &err);
+				CHECK(st == AMQ_OK, "%s %s: spilled: %s", v->kind_name,
+				      v->layout_name, err.message);
+				CHECK(tiny.created > 3, "%s %s: %ld runs written", v->kind_name,
+				      v->layout_name, tiny.created);
+				CHECK(got_size == want_size && want != NULL && got != NULL &&
+					  memcmp(got, want, want_size) == 0,
+				      "%s %s capacity %llu, %d parts: same bytes spilled",
+				      v->kind_name, v->layout_name, (unsigned long long)capacity,
+				      parts);
+				CHECK(tiny.files == 0 && tiny.live == 0,
+				      "%s %s: %ld files open, %ld blocks live", v->kind_name,
+				      v->layout_name, tiny.files, tiny.live);
+				free(got);
+			}
+			free(want);
+		}
+	}
+}
+
+/* A worker whose memory differs from the leader's (a run copied, not
+ * moved, between two spills) and a leader that keeps everything. */
+static void test_mixed_spills(void)
+{
+	const amq_variant *v = amq_variant_find(AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC);
+	struct probe plain, worker, leader;
+	amq_allocator pa = allocator(&plain, 0);
+	amq_allocator wa = allocator(&worker, AMQ_SPILL_MIN_MEMORY);
+	amq_allocator la = allocator(&leader, 1 << 20);
+	amq_error err;
+	uint8_t *want = NULL;
+	size_t want_size = 0;
+	CHECK(build(v, 0, 50000, 1, &pa, &want, &want_size, &err) == AMQ_OK, "plain: %s",
+	      err.message);
+	amq_builder b, w;
+	amq_builder_init(&b, v->kind, v->layout, 0.01, 0, 0, &la, &err);
+	amq_builder_init(&w, v->kind, v->layout, 0.01, 0, 0, &wa, &err);
+	for (size_t i = 0; i < 50000; i++)
+		amq_builder_add(&w, row_hash(i), &err);
+	amq_builder_note_family(&w, AMQ_FAMILY_NUMBER);
+	CHECK(w.nspilled > 0, "the worker spilled");
+	CHECK(amq_builder_merge(&b, &w, &err) == AMQ_OK, "merge: %s", err.message);
+	amq_builder_free(&w);
+	CHECK(worker.files == 0, "the worker's runs copied and closed: %ld open", worker.files);
+	amq_filter f;
+	CHECK(amq_builder_finish(&b, &f, &err) == AMQ_OK, "finish: %s", err.message);
+	CHECK(f.size == want_size && memcmp(f.bytes, want, want_size) == 0,
+	      "same bytes through a copied run");
+	amq_filter_free(&f, &la);
+	amq_builder_free(&b);
+	CHECK(leader.files == 0 && leader.live == 0 && worker.live == 0, "all closed and freed");
+	free(want);
+}
+
+/* A failing create or write at each point, and an interrupt at each poll:
+ * the status comes back, and once the builder is freed no file is open and
+ * no block is live. */
+static void test_failures(void)
+{
+	const amq_variant *v = amq_variant_find(AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED);
+	for (long at = 1; at <= 60; at += 7) {
+		for (int interrupt = 0; interrupt < 2; interrupt++) {
+			struct probe p;
+			amq_allocator a = allocator(&p, AMQ_SPILL_MIN_MEMORY);
+			if (interrupt)
+				p.stop_at = at;
+			else
+				p.fail_at = at;
+			uint8_t *got = NULL;
+			size_t size;
+			amq_error err;
+			amq_status st = build(v, 0, 300000, 2, &a, &got, &size, &err);
+			CHECK(st == (interrupt ? AMQ_INTERRUPTED : AMQ_SPILL_FAILED) ||
+				  (interrupt && st == AMQ_OK),
+			      "%s at %ld: status %d (%s)", interrupt ? "interrupt" : "failure", at,
+			      (int)st, err.message);
+			CHECK(p.files == 0 && p.live == 0,
+			      "%s at %ld: %ld files open, %ld blocks live",
+			      interrupt ? "interrupt" : "failure", at, p.files, p.live);
+			free(got);
+		}
+	}
+}
+
+/* Builders that spill many runs merge them 8 at a time and never hold more
+ * than AMQ_SPILL_RUNS; a counting builder's runs keep every row. */
+static void test_many_runs(void)
+{
+	struct probe p;
+	amq_allocator a = allocator(&p, AMQ_SPILL_MIN_MEMORY);
+	amq_builder b;
+	amq_error err;
+	amq_builder_init(&b, AMQ_KIND_BLOOM, AMQ_LAYOUT_COUNTING, 0.01, 0, 0, &a, &err);
+	long most = 0;
+	for (size_t i = 0; i < 400000; i++) {
+		amq_builder_add(&b, amq_hash_int((int64_t)(i % 1000), 0), &err);
+		most = p.files > most ? p.files : most;
+	}
+	CHECK(most <= AMQ_SPILL_RUNS && b.spilled_runs > AMQ_SPILL_RUNS,
+	      "at most %d runs open (%ld), %llu written", AMQ_SPILL_RUNS, most,
+	      (unsigned long long)b.spilled_runs);
+	amq_filter f;
+	CHECK(amq_builder_finish(&b, &f, &err) == AMQ_OK, "finish: %s", err.message);
+	uint64_t frequency = 0;
+	amq_filter_frequency(&f, amq_hash_int(7, 0), &frequency, &err);
+	CHECK(frequency >= 400, "a value of 400 rows counts at least 400: %llu",
+	      (unsigned long long)frequency);
+	CHECK(f.items == 400000, "every row an add: %llu", (unsigned long long)f.items);
+	amq_filter_free(&f, &a);
+	amq_builder_free(&b);
+	CHECK(p.files == 0 && p.live == 0, "closed and freed");
+}
+
+/* The 0.3.0 fixtures' scalable chain (bloom_agg over 1..200 and 'k1'..'k50'):
+ * the order an aggregate adds a chain's hashes in is still 0.3.0's, spilled
+ * or not. */
+static void test_scalable_order(void)
+{
+	FILE *in = fopen("tests/fixtures/amq-0.3.0.tsv", "r");
+	CHECK(in != NULL, "tests/fixtures/amq-0.3.0.tsv opens (run from the repository root)");
+	if (in == NULL)
+		return;
+	static char line[65536];
+	while (fgets(line, sizeof(line), in) != NULL) {
+		char *name = strtok(line, "\t");
+		strtok(NULL, "\t");
+		char *hex = strtok(NULL, "\t\n");
+		if (name == NULL || hex == NULL || strcmp(name, "bloom scalable") != 0)
+			continue;
+		size_t size = strlen(hex) / 2;
+		uint8_t *old = malloc(size);
+		for (size_t i = 0; i < size; i++)
+			sscanf(hex + 2 * i, "%2hhx", &old[i]);
+		amq_builder b;
+		amq_error err;
+		amq_builder_init(&b, AMQ_KIND_BLOOM, AMQ_LAYOUT_SCALABLE, 0.01, 0, 0,
+				 &amq_malloc_allocator, &err);
+		for (int64_t v = 1; v <= 200; v++)
+			amq_builder_add(&b, amq_hash_int(v, 0), &err);
+		for (int v = 1; v <= 50; v++) {
+			char text[8];
+			int n = snprintf(text, sizeof(text), "k%d", v);
+			amq_builder_add(&b, amq_hash_text(text, (size_t)n, 0), &err);
+		}
+		amq_filter f;
+		CHECK(amq_builder_finish(&b, &f, &err) == AMQ_OK, "finish: %s", err.message);
+		CHECK(f.size == size && memcmp(f.bytes + AMQ_HEADER_BYTES, old + AMQ_HEADER_BYTES,
+					       size - AMQ_HEADER_BYTES) == 0,
+		      "the chain's payload is 0.3.0's");
+		amq_filter_free(&f, &amq_malloc_allocator);
+		amq_builder_free(&b);
+		free(old);
+		fclose(in);
+		return;
+	}
+	CHECK(false, "the fixtures hold a scalable chain");
+	fclose(in);
+}
+
+int main(void)
+{
+	test_same_bytes();
+	test_mixed_spills();
+	test_failures();
+	test_many_runs();
+	test_scalable_order();
+	return check_summary();
+}
