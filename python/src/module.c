@@ -6,6 +6,12 @@
  */
 #include "pyamq.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 PyObject *amq_py_error;
 
 /* The SQLSTATE PostgreSQL reports for a core status (postgres/filter/errors.c). */
@@ -25,6 +31,8 @@ static const char *status_sqlstate(amq_status status)
 		return "53200";
 	case AMQ_INTERRUPTED:
 		return "57014";
+	case AMQ_SPILL_FAILED:
+		return "58030";
 	case AMQ_OK:
 		break;
 	}
@@ -138,6 +146,217 @@ static PyObject *module_hash(PyObject *module, PyObject *value)
 	return PyLong_FromLongLong((long long)hash);
 }
 
+/*
+ * The temporary files of a collecting build past its work_mem (core's
+ * amq_spill): in Python's tempfile directory, read once per build with the
+ * GIL (build_spill). mkostemp makes each file, which is unlinked at once, as
+ * tempfile.TemporaryFile does on POSIX: nothing is left behind whatever ends
+ * the process, and closing the descriptor frees the space. Core calls these
+ * from amq_builder_add (GIL held) and amq_builder_finish (GIL released), so
+ * they touch no Python object. A file is its descriptor plus one (never
+ * NULL).
+ */
+typedef struct python_spill {
+	amq_spill spill;
+	char *path; /* "<dir>/amq-XXXXXX", mkostemp's template; NULL: no dir */
+	int dir_len;
+} python_spill;
+
+#define SPILL_NAME "/amq-XXXXXX"
+/* The hint when no file can be made in the directory. */
+#define SPILL_DIR_HINT                                                                             \
+	"set TMPDIR (or tempfile.tempdir) to a writable directory, or pass a work_mem large "      \
+	"enough that nothing spills"
+
+static int spill_fd(void *file)
+{
+	return (int)((intptr_t)file - 1);
+}
+
+/* Fills err with what failed, in Python's words: the directory, the
+ * system's reason and what to do. Returns AMQ_SPILL_FAILED. */
+static amq_status spill_fail(const python_spill *s, amq_error *err, const char *what, int errnum)
+{
+	err->status = AMQ_SPILL_FAILED;
+	const char *dir = s->path != NULL ? s->path : "";
+	snprintf(err->message, sizeof(err->message), "could not %s a temporary file in %.*s: %s",
+		 what, s->dir_len, dir, errnum != 0 ? strerror(errnum) : "unexpected end of file");
+	if (errnum == ENOSPC || errnum == EDQUOT || errnum == EFBIG)
+		snprintf(err->hint, sizeof(err->hint),
+			 "free space in %.*s, or pass a larger work_mem so less spills", s->dir_len,
+			 dir);
+	else if (strcmp(what, "create") == 0)
+		snprintf(err->hint, sizeof(err->hint), "%s", SPILL_DIR_HINT);
+	else
+		err->hint[0] = '\0';
+	return AMQ_SPILL_FAILED;
+}
+
+static void *spill_create(void *ctx, amq_error *err)
+{
+	python_spill *s = ctx;
+	if (s->path == NULL) {
+		err->status = AMQ_SPILL_FAILED;
+		snprintf(err->message, sizeof(err->message),
+			 "could not create a temporary file: no usable temporary directory");
+		snprintf(err->hint, sizeof(err->hint), "%s", SPILL_DIR_HINT);
+		return NULL;
+	}
+	/* One builder creates its files one at a time: the template is reused. */
+	memcpy(s->path + s->dir_len, SPILL_NAME, sizeof(SPILL_NAME));
+	int fd = mkostemp(s->path, O_CLOEXEC);
+	if (fd < 0) {
+		spill_fail(s, err, "create", errno);
+		return NULL;
+	}
+	if (unlink(s->path) != 0) {
+		int errnum = errno;
+		close(fd);
+		spill_fail(s, err, "create", errnum);
+		return NULL;
+	}
+	return (void *)((intptr_t)fd + 1);
+}
+
+static amq_status spill_write(void *ctx, void *file, const void *buf, size_t len, amq_error *err)
+{
+	const char *p = buf;
+	while (len > 0) {
+		/* Linux writes at most 0x7ffff000 bytes at once. */
+		ssize_t n =
+		    write(spill_fd(file), p, len < ((size_t)1 << 30) ? len : (size_t)1 << 30);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return spill_fail(ctx, err, "write", n < 0 ? errno : ENOSPC);
+		p += n;
+		len -= (size_t)n;
+	}
+	return AMQ_OK;
+}
+
+static amq_status spill_read(void *ctx, void *file, uint64_t offset, void *buf, size_t len,
+			     amq_error *err)
+{
+	char *p = buf;
+	while (len > 0) {
+		ssize_t n = pread(spill_fd(file), p,
+				  len < ((size_t)1 << 30) ? len : (size_t)1 << 30, (off_t)offset);
+		if (n < 0 && errno == EINTR)
+			continue;
+		/* A short file is damage: core reads back only what it wrote. */
+		if (n <= 0)
+			return spill_fail(ctx, err, "read", n < 0 ? errno : 0);
+		p += n;
+		len -= (size_t)n;
+		offset += (uint64_t)n;
+	}
+	return AMQ_OK;
+}
+
+static void spill_close(void *ctx, void *file)
+{
+	(void)ctx;
+	/* Not retried on EINTR: Linux has closed the descriptor either way. */
+	(void)close(spill_fd(file));
+}
+
+/*
+ * Readies s for a build with memory bytes of working memory: its files go
+ * into tempfile.gettempdir(), read now (with the GIL). A Python with no
+ * usable temporary directory (gettempdir's OSError) still builds whatever
+ * fits in memory; the first file it would need is the error. 0, or -1 with an
+ * exception set.
+ */
+static int build_spill(python_spill *s, size_t memory)
+{
+	*s = (python_spill){.spill = {.memory = memory,
+				      .ctx = s,
+				      .create = spill_create,
+				      .write = spill_write,
+				      .read = spill_read,
+				      .close = spill_close}};
+	PyObject *tempfile = PyImport_ImportModule("tempfile");
+	if (tempfile == NULL)
+		return -1;
+	PyObject *dir = PyObject_CallMethod(tempfile, "gettempdir", NULL);
+	Py_DECREF(tempfile);
+	if (dir == NULL) {
+		if (!PyErr_ExceptionMatches(PyExc_OSError))
+			return -1;
+		PyErr_Clear();
+		return 0;
+	}
+	PyObject *bytes = NULL;
+	int ok = PyUnicode_FSConverter(dir, &bytes);
+	Py_DECREF(dir);
+	if (!ok)
+		return -1;
+	Py_ssize_t len = PyBytes_GET_SIZE(bytes);
+	if (len > INT_MAX - (Py_ssize_t)sizeof(SPILL_NAME)) {
+		Py_DECREF(bytes);
+		PyErr_SetString(PyExc_OverflowError, "tempfile.gettempdir() is too long");
+		return -1;
+	}
+	s->path = malloc((size_t)len + sizeof(SPILL_NAME));
+	if (s->path == NULL) {
+		Py_DECREF(bytes);
+		PyErr_NoMemory();
+		return -1;
+	}
+	memcpy(s->path, PyBytes_AS_STRING(bytes), (size_t)len);
+	memcpy(s->path + len, SPILL_NAME, sizeof(SPILL_NAME));
+	s->dir_len = (int)len;
+	Py_DECREF(bytes);
+	return 0;
+}
+
+/*
+ * The work_mem argument: None for AMQ_SPILL_DEFAULT_MEMORY, or an int of
+ * bytes from AMQ_SPILL_MIN_MEMORY (PostgreSQL's least work_mem) to
+ * MAX_WORK_MEM. 0, or -1 with TypeError or amq.Error (22023) set.
+ */
+#define MAX_WORK_MEM ((long long)1 << 40)
+
+static int work_mem_of(PyObject *arg, size_t *memory)
+{
+	if (arg == Py_None) {
+		*memory = AMQ_SPILL_DEFAULT_MEMORY;
+		return 0;
+	}
+	if (!PyLong_Check(arg) || PyBool_Check(arg)) {
+		PyErr_Format(PyExc_TypeError, "work_mem must be an int or None, got %.100s",
+			     Py_TYPE(arg)->tp_name);
+		return -1;
+	}
+	int overflow;
+	long long n = PyLong_AsLongLongAndOverflow(arg, &overflow);
+	if (n == -1 && PyErr_Occurred())
+		return -1;
+	if (overflow == 0 && n >= (long long)AMQ_SPILL_MIN_MEMORY && n <= MAX_WORK_MEM) {
+		*memory = (size_t)n;
+		return 0;
+	}
+	PyObject *text = PyObject_Str(arg);
+	if (text == NULL)
+		return -1;
+	const char *got = PyUnicode_AsUTF8(text);
+	if (got == NULL) {
+		Py_DECREF(text);
+		return -1;
+	}
+	amq_error err = {.status = AMQ_INVALID_ARGUMENT};
+	snprintf(err.message, sizeof(err.message),
+		 "work_mem must be between %zu (64 KiB) and %lld (1 TiB) bytes, got %.100s",
+		 AMQ_SPILL_MIN_MEMORY, MAX_WORK_MEM, got);
+	snprintf(err.hint, sizeof(err.hint),
+		 "pass the working memory in bytes, such as %zu for 64 MiB",
+		 AMQ_SPILL_DEFAULT_MEMORY);
+	Py_DECREF(text);
+	amq_py_raise(&err);
+	return -1;
+}
+
 /* Feeds one chunk of hashes to a builder. */
 static int build_chunk(void *ctx, const uint64_t *hashes, const bool *nulls, size_t n)
 {
@@ -160,15 +379,17 @@ static int build_chunk(void *ctx, const uint64_t *hashes, const bool *nulls, siz
  * no values at all the arguments still apply, as in an aggregate over rows
  * whose values are all NULL (one over no rows never sees them). The filter
  * holds every family of value it was built from, as the aggregate's does: a
- * mixed list gives a mixed filter.
+ * mixed list gives a mixed filter. work_mem (keyword only) bounds the memory
+ * of the hashes collected without a capacity: past it they go, as sorted
+ * runs, to temporary files (build_spill), and the bytes are the same.
  */
 static PyObject *build(amq_kind kind, PyObject *args, PyObject *kwargs)
 {
-	static char *keywords[] = {"values", "fpr", "capacity", "layout", NULL};
-	PyObject *values, *capacity_arg = Py_None, *layout_arg = Py_None;
+	static char *keywords[] = {"values", "fpr", "capacity", "layout", "work_mem", NULL};
+	PyObject *values, *capacity_arg = Py_None, *layout_arg = Py_None, *work_mem_arg = Py_None;
 	double fpr = 0.01;
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|dOO", keywords, &values, &fpr,
-					 &capacity_arg, &layout_arg))
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|dOO$O", keywords, &values, &fpr,
+					 &capacity_arg, &layout_arg, &work_mem_arg))
 		return NULL;
 	amq_error err;
 	if (amq_check_fpr(fpr, &err) != AMQ_OK)
@@ -205,11 +426,23 @@ static PyObject *build(amq_kind kind, PyObject *args, PyObject *kwargs)
 		if (amq_parse_layout(kind, name, (size_t)len, &layout, &err) != AMQ_OK)
 			return amq_py_raise(&err);
 	}
+	size_t memory;
+	if (work_mem_of(work_mem_arg, &memory) < 0)
+		return NULL;
+	/* Lives as long as the builder, which holds a pointer to it. */
+	python_spill spill;
+	if (build_spill(&spill, memory) < 0)
+		return NULL;
+	PyObject *result = NULL;
 	amq_builder b;
 	amq_allocator a = amq_malloc_allocator;
 	a.interrupted = python_interrupted;
-	if (amq_builder_init(&b, kind, layout, fpr, capacity, AMQ_DEFAULT_SEED, &a, &err) != AMQ_OK)
-		return amq_py_raise(&err);
+	a.spill = &spill.spill;
+	if (amq_builder_init(&b, kind, layout, fpr, capacity, AMQ_DEFAULT_SEED, &a, &err) !=
+	    AMQ_OK) {
+		amq_py_raise(&err);
+		goto done;
+	}
 	/* Room for a sized input's hashes at once; only a hint, so a length
 	 * that cannot be had or reserved changes nothing. */
 	Py_ssize_t expected = PyObject_LengthHint(values, 0);
@@ -220,8 +453,9 @@ static PyObject *build(amq_kind kind, PyObject *args, PyObject *kwargs)
 	/* No filter to check against: every family is taken, and gathered. */
 	amq_py_families families = {.filter = {.families = 0}, .check = false, .adds = true};
 	if (amq_py_hash_each(values, AMQ_DEFAULT_SEED, true, &families, build_chunk, &b) < 0) {
+		/* Closes the builder's temporary files, if any. */
 		amq_builder_free(&b);
-		return NULL;
+		goto done;
 	}
 	static const amq_family each[] = {AMQ_FAMILY_NUMBER, AMQ_FAMILY_TEXT, AMQ_FAMILY_BLOB};
 	for (size_t i = 0; i < sizeof(each) / sizeof(each[0]); i++)
@@ -229,14 +463,19 @@ static PyObject *build(amq_kind kind, PyObject *args, PyObject *kwargs)
 			amq_builder_note_family(&b, each[i]);
 	amq_filter f;
 	amq_status st;
-	/* Sorting and inserting the hashes touches no Python object. */
+	/* Sorting, merging the spilled runs and inserting the hashes touch no
+	 * Python object (the spill callbacks neither). */
 	Py_BEGIN_ALLOW_THREADS;
 	st = amq_builder_finish(&b, &f, &err);
 	amq_builder_free(&b);
 	Py_END_ALLOW_THREADS;
 	if (st != AMQ_OK)
-		return amq_py_raise(&err);
-	return amq_py_filter_take(&f);
+		amq_py_raise(&err);
+	else
+		result = amq_py_filter_take(&f);
+done:
+	free(spill.path);
+	return result;
 }
 
 static PyObject *module_bloom(PyObject *module, PyObject *args, PyObject *kwargs)
@@ -257,17 +496,21 @@ static PyMethodDef module_methods[] = {
      "(seed 0), as a\nsigned integer: amq.hash(3) == amq.hash(3.0) == -2243884999906406229.\n"
      "None (SQL's NULL) gives None, as amq_hash(NULL) is NULL."},
     {"bloom", (PyCFunction)(void (*)(void))module_bloom, METH_VARARGS | METH_KEYWORDS,
-     "bloom(values, fpr=0.01, capacity=None, layout=None) -> Filter\n\nA Bloom filter of "
-     "values, byte for byte what bloom_agg(value, fpr,\ncapacity, layout) gives over the same "
-     "values in either engine. Without\na capacity it is sized for the distinct values; "
-     "layout is 'blocked'\n(the default), 'classic', 'counting' or 'scalable'. None values "
-     "are\nskipped, as the aggregate skips NULL."},
+     "bloom(values, fpr=0.01, capacity=None, layout=None, *, work_mem=None) -> Filter\n\n"
+     "A Bloom filter of values, byte for byte what bloom_agg(value, fpr,\ncapacity, layout) "
+     "gives over the same values in either engine. Without\na capacity it is sized for the "
+     "distinct values; layout is 'blocked'\n(the default), 'classic', 'counting' or "
+     "'scalable'. None values are\nskipped, as the aggregate skips NULL. work_mem is the "
+     "memory in bytes the\nhashes collected without a capacity may take (default 64 MiB, at "
+     "least\n65536); past it they are sorted into unlinked temporary files in\n"
+     "tempfile.gettempdir(), with the same bytes in the end."},
     {"cuckoo", (PyCFunction)(void (*)(void))module_cuckoo, METH_VARARGS | METH_KEYWORDS,
-     "cuckoo(values, fpr=0.01, capacity=None, layout=None) -> Filter\n\nA cuckoo filter of "
-     "values, byte for byte what cuckoo_agg(value, fpr,\ncapacity, layout) gives: each "
-     "distinct value once; layout 'b2', 'b4',\n'b8' or 'semisorted' (default: the fewest "
-     "bits per item for fpr). None\nvalues are skipped. A capacity too small raises "
-     "amq.Error."},
+     "cuckoo(values, fpr=0.01, capacity=None, layout=None, *, work_mem=None) -> Filter\n\n"
+     "A cuckoo filter of values, byte for byte what cuckoo_agg(value, fpr,\ncapacity, layout) "
+     "gives: each distinct value once; layout 'b2', 'b4',\n'b8' or 'semisorted' (default: the "
+     "fewest bits per item for fpr). None\nvalues are skipped. A capacity too small raises "
+     "amq.Error. work_mem as\nfor amq.bloom: the bytes of memory the collected hashes may "
+     "take\n(default 64 MiB) before they spill to temporary files."},
     {NULL, NULL, 0, NULL},
 };
 

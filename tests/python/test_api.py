@@ -3,9 +3,11 @@ known answers, every supported type, TypeError for the rest), Filter and its
 methods on every layout (None as SQL's NULL), value families (a value of a
 family the filter does not hold is amq.Error with core's message and Python's
 hint; filters of amq 0.3.0, tests/fixtures, are never checked), the builders,
-amq.load, the namespace, the amq command (-o written whole or not at all; keys
-read by the filter's families) and the README's example of it, run as written,
-and damaged bytes (mutated filters of every
+work_mem and spilling (the same bytes on every layout; no file or descriptor
+left after success, error or Ctrl-C; a temporary directory that fails is
+amq.Error 58030), amq.load, the namespace, the amq command (-o written whole or
+not at all; keys read by the filter's families) and the README's
+example of it, run as written, and damaged bytes (mutated filters of every
 kind and layout, the fuzz seed corpus, random bytes): each gives a Filter or amq.Error, never a crash, and amq.Error exactly
 when SQLite refuses the same bytes, with the same words.
 
@@ -21,6 +23,7 @@ import json
 import os
 import pickle
 import random
+import shutil
 import sqlite3
 import signal
 import subprocess
@@ -671,6 +674,168 @@ def interrupts(r):
     r.check("amq works after an interrupt", 7 in amq.bloom([7]))
 
 
+WORK_MEM_HINT = "pass the working memory in bytes, such as 67108864 for 64 MiB"
+
+
+def work_mem_arguments(r):
+    """work_mem is a keyword-only int of bytes, 65536 (64 KiB, PostgreSQL's
+    least work_mem) to 2**40, or None (64 MiB): anything else is amq.Error
+    (22023) in the words of the other sizing arguments, or a TypeError."""
+    for build in (amq.bloom, amq.cuckoo):
+        name = build.__name__
+        for bad in (5, 65535, 0, -1, 2**40 + 1, 10**30):
+            message = (f"work_mem must be between 65536 (64 KiB) and 1099511627776 (1 TiB) bytes, "
+                       f"got {bad}")
+            e = r.raises(f"{name}(work_mem={bad}) is amq.Error", amq.Error, build, [1],
+                         work_mem=bad, message=f"{message}: {WORK_MEM_HINT}")
+            r.equal(f"{name}(work_mem={bad}): message, hint, SQLSTATE",
+                    e and (e.message, e.hint, e.sqlstate), (message, WORK_MEM_HINT, "22023"))
+        for bad, type_name in ((65536.0, "float"), ("64MB", "str"), (True, "bool")):
+            r.raises(f"{name}(work_mem={bad!r}) is a TypeError", TypeError, build, [1],
+                     work_mem=bad, message=f"work_mem must be an int or None, got {type_name}")
+        r.raises(f"{name}: work_mem is keyword-only", TypeError, build, [1], 0.01, None, None,
+                 65536)
+        want = build(range(1000))
+        r.equal(f"{name}: work_mem 65536, 2**40 and None give the same filter",
+                (build(range(1000), work_mem=65536), build(range(1000), work_mem=2**40),
+                 build(range(1000), work_mem=None)), (want,) * 3)
+    r.check("the docstrings say work_mem", all(
+        "work_mem=None" in b.__doc__ and "64 MiB" in b.__doc__ for b in (amq.bloom, amq.cuckoo)))
+
+
+# Over 64 KiB of distinct hashes (8 bytes each) in each list: work_mem 65536 spills.
+SPILL_VALUES = {
+    "300,000 distinct ints": list(range(300_000)),
+    "600,000 values, 100,000 distinct": [i % 100_000 for i in range(600_000)],
+    "300,000 ints and str mixed": [i if i % 2 else f"k{i}" for i in range(300_000)],
+}
+
+
+def spilling(r):
+    """Issue #32: past work_mem the collected hashes spill as sorted runs to
+    temporary files, and every layout's bytes are the default build's (which
+    keeps them in memory), over distinct, duplicate-heavy and mixed values.
+    That the small builds do spill is seen in a temporary directory that
+    cannot be used: work_mem 65536 fails there, the default does not."""
+    for build, layouts in ((amq.bloom, BLOOM_LAYOUTS), (amq.cuckoo, CUCKOO_LAYOUTS)):
+        for layout in layouts:
+            for what, values in SPILL_VALUES.items():
+                want = build(values, layout=layout)
+                got = build(values, layout=layout, work_mem=65536)
+                r.check(f"{build.__name__} {layout}, {what}: work_mem 65536 gives the default's "
+                        "bytes", bytes(got) == bytes(want), (got, want))
+    values = SPILL_VALUES["300,000 distinct ints"]
+    r.equal("a range and a generator spill alike", (
+        amq.bloom(range(300_000), work_mem=65536), amq.cuckoo(iter(values), work_mem=65536)),
+            (amq.bloom(values), amq.cuckoo(values)))
+    folder = tempfile.mkdtemp()
+    not_a_dir = os.path.join(folder, "file")
+    with open(not_a_dir, "wb"):
+        pass
+    bad = os.path.join(not_a_dir, "tmp")
+    saved = tempfile.tempdir
+    tempfile.tempdir = bad
+    try:
+        message = f"could not create a temporary file in {bad}: Not a directory"
+        hint = ("set TMPDIR (or tempfile.tempdir) to a writable directory, or pass a work_mem "
+                "large enough that nothing spills")
+        for build, layouts in ((amq.bloom, BLOOM_LAYOUTS), (amq.cuckoo, CUCKOO_LAYOUTS)):
+            for layout in layouts:
+                e = r.raises(f"{build.__name__} {layout}: work_mem 65536 spills (tempfile.tempdir "
+                             "not a directory: amq.Error)", amq.Error, build, values,
+                             layout=layout, work_mem=65536, message=f"{message}: {hint}")
+                r.equal(f"{build.__name__} {layout}: ... message, hint, SQLSTATE 58030",
+                        e and (e.message, e.hint, e.sqlstate), (message, hint, "58030"))
+        r.equal("... the default work_mem (64 MiB) does not spill them",
+                amq.bloom(values), amq.bloom(values, work_mem=2**30))
+    finally:
+        tempfile.tempdir = saved
+    r.check("... and amq builds again afterwards", 7 in amq.bloom(values, work_mem=65536))
+
+
+# Runs in a subprocess with TMPDIR set to a fresh folder; prints JSON: the
+# open descriptors after each case less those before, and what it raised.
+SPILL_CHILD = r"""
+import json, os, signal, sys, amq
+
+def fds():
+    return len(os.listdir("/proc/self/fd"))
+
+def interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+amq.bloom([1], work_mem=65536)  # imports tempfile
+before = fds()
+out = {}
+def case(name, fn, alarm=0.0):
+    signal.setitimer(signal.ITIMER_REAL, alarm)
+    try:
+        fn()
+        got = "ok"
+    except BaseException as e:
+        got = type(e).__name__
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    out[name] = [got, fds() - before, os.listdir(os.environ["TMPDIR"])]
+
+signal.signal(signal.SIGALRM, interrupt)
+values = list(range(300_000))
+case("success", lambda: amq.bloom(values, work_mem=65536))
+case("cuckoo capacity too small", lambda: amq.cuckoo(values, capacity=1000, work_mem=65536))
+case("an unhashable value after 300,000", lambda: amq.bloom(values + [object()], work_mem=65536))
+case("Ctrl-C while hashing a range", lambda: amq.bloom(range(200_000_000), work_mem=65536), 0.05)
+case("Ctrl-C during a build of 3M ints", lambda: amq.cuckoo(list(range(3_000_000)), work_mem=65536),
+     0.05)
+if sys.argv[1:] == ["fsize"]:
+    import resource
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, resource.RLIM_INFINITY))
+    try:
+        amq.bloom(values, work_mem=65536)
+        out["error"] = None
+    except amq.Error as e:
+        out["error"] = [e.message, e.hint, e.sqlstate]
+    out["after"] = [fds() - before, os.listdir(os.environ["TMPDIR"])]
+print(json.dumps(out))
+"""
+
+
+def spill_cleanup(r):
+    """A spilling build leaves no file and no open descriptor behind, after
+    success, an error (a cuckoo capacity too small, a value that cannot be
+    hashed), and Ctrl-C while it hashes or merges: in a subprocess whose
+    TMPDIR is a fresh folder, /proc/self/fd counts the same afterwards and the
+    folder is empty (each file is unlinked as it is made). A write past the
+    file size limit (RLIMIT_FSIZE, EFBIG) is amq.Error 58030 naming the
+    folder."""
+    for mode in ("", "fsize"):
+        folder = tempfile.mkdtemp()
+        out = subprocess.run([sys.executable, "-c", SPILL_CHILD, *([mode] if mode else [])],
+                             env=dict(os.environ, TMPDIR=folder), capture_output=True, text=True,
+                             check=False)
+        try:
+            got = json.loads(out.stdout)
+        except ValueError:
+            r.check(f"the spilling child{' ' + mode if mode else ''} ran", False,
+                    out.stdout + out.stderr)
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        if mode == "":
+            for name, want in (("success", "ok"),
+                               ("cuckoo capacity too small", "Error"),
+                               ("an unhashable value after 300,000", "TypeError"),
+                               ("Ctrl-C while hashing a range", "KeyboardInterrupt"),
+                               ("Ctrl-C during a build of 3M ints", "KeyboardInterrupt")):
+                r.equal(f"spilling, {name}: {want}, no descriptor open, no file in TMPDIR",
+                        got.get(name), [want, 0, []])
+            continue
+        message = f"could not write a temporary file in {folder}: File too large"
+        hint = f"free space in {folder}, or pass a larger work_mem so less spills"
+        r.equal("a write past RLIMIT_FSIZE: amq.Error 58030 naming TMPDIR",
+                got.get("error"), [message, hint, "58030"])
+        r.equal("... no descriptor open, no file in TMPDIR", got.get("after"), [0, []])
+
+
 def loading(r):
     """amq.load puts the shipped extension into a connection, and says so
     clearly where sqlite3 cannot load extensions."""
@@ -1065,7 +1230,8 @@ def main():
     seed_dir = sys.argv[1] if len(sys.argv) > 1 else None
     Results().run(hash_vectors, filter_basics, none_is_null, mutation, families, old_filters,
                   cuckoo_full, cuckoo_copies,
-                  cuckoo_lowest_fpr, combining, builders, interrupts, loading, namespace,
+                  cuckoo_lowest_fpr, combining, builders, interrupts, work_mem_arguments,
+                  spilling, spill_cleanup, loading, namespace,
                   command,
                   command_families, readme_commands,
                   lambda r: damaged_bytes(r, seed_dir))
