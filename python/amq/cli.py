@@ -257,7 +257,8 @@ def cmd_build(args: argparse.Namespace) -> int:
                     stream.close()
 
     try:
-        f = build(keys(), fpr=args.fpr, capacity=args.capacity, layout=args.layout)
+        f = build(keys(), fpr=args.fpr, capacity=args.capacity, layout=args.layout,
+                  work_mem=args.work_mem)
     except Error as e:
         raise CommandError(", ".join(names), str(e)) from None
     write_filter(f, args.output)
@@ -355,6 +356,10 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--layout", default=None,
                    help="bloom: blocked (default), classic, counting, scalable; "
                    "cuckoo: b2, b4, b8, semisorted")
+    b.add_argument("--work-mem", type=int, default=None, metavar="BYTES",
+                   help="memory the distinct keys may take while a filter without --capacity "
+                   "is built (default 67108864, 64 MiB; at least 65536); past it they spill "
+                   "to temporary files in $TMPDIR (or /tmp), and the filter is the same")
     b.add_argument("--type", choices=TYPES, default="text",
                    help="what a line is: int, real, text (default) or blob (hex digits); the "
                    "filter records it (numbers, text or blobs), and amq contains reads keys so")

@@ -6,7 +6,7 @@ hint; filters of amq 0.3.0, tests/fixtures, are never checked), the builders,
 work_mem and spilling (the same bytes on every layout; no file or descriptor
 left after success, error or Ctrl-C; a temporary directory that fails is
 amq.Error 58030), amq.load, the namespace, the amq command (-o written whole or
-not at all; keys read by the filter's families) and the README's
+not at all; keys read by the filter's families; --work-mem) and the README's
 example of it, run as written, and damaged bytes (mutated filters of every
 kind and layout, the fuzz seed corpus, random bytes): each gives a Filter or amq.Error, never a crash, and amq.Error exactly
 when SQLite refuses the same bytes, with the same words.
@@ -898,6 +898,17 @@ def command(r):
     status, built, _ = run_cli("build", "--type", "int", stdin=ints)
     r.check("build --type int: amq.bloom's bytes", status == 0 and
             amq.Filter(built) == amq.bloom(range(5000)), status)
+    many = b"".join(b"%d\n" % i for i in range(300_000))
+    status, out, err = run_cli("build", "--type", "int", "--work-mem", "65536", stdin=many)
+    r.check("build --work-mem 65536 (spilling): amq.bloom's bytes", status == 0 and
+            amq.Filter(out) == amq.bloom(range(300_000)), err)
+    status, out, err = run_cli("build", "--kind", "cuckoo", "--work-mem", "65536", stdin=many)
+    r.check("build --kind cuckoo --work-mem 65536: amq.cuckoo's bytes", status == 0 and
+            amq.Filter(out) == amq.cuckoo([str(i) for i in range(300_000)]), err)
+    r.equal("build --work-mem 5 is amq.bloom's error", run_cli(
+        "build", "--work-mem", "5", stdin=b"1\n")[::2],
+        (2, "amq build: stdin: work_mem must be between 65536 (64 KiB) and 1099511627776 (1 TiB) "
+         f"bytes, got 5: {WORK_MEM_HINT}\n"))
     cases = [("text", b"a\nb b\n\n\xc3\xa9\r\n", ["a", "b b", "", "\u00e9"]),
              ("real", b"1.5\n 2\n-0.25\n", [1.5, 2.0, -0.25]),
              ("blob", b"00ff\n\nABCD\n", [b"\x00\xff", b"", b"\xab\xcd"])]
