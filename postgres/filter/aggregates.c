@@ -50,6 +50,16 @@ static bytea *to_bytea(const void *bytes, size_t len)
 	return result;
 }
 
+/* What a builder in aggctx allocates with: aggctx, and past work_mem its
+ * temporary files. */
+static amq_allocator builder_allocator(MemoryContext aggctx)
+{
+	amq_allocator a = amq_pg_allocator(aggctx);
+
+	a.spill = amq_pg_temp_files(aggctx);
+	return a;
+}
+
 /*
  * The builder of a bloom_agg/cuckoo_agg call: fpr, capacity and layout come
  * from the optional arguments of the first row, their defaults and checks
@@ -59,7 +69,7 @@ static bytea *to_bytea(const void *bytes, size_t len)
  */
 static amq_builder *new_builder(FunctionCallInfo fcinfo, amq_kind kind, MemoryContext aggctx)
 {
-	amq_allocator a = amq_pg_allocator(aggctx);
+	amq_allocator a = builder_allocator(aggctx);
 	amq_builder *b;
 	amq_error err;
 	amq_sql_sizing s;
@@ -171,7 +181,7 @@ Datum amq_pg_agg_deserialize(PG_FUNCTION_ARGS)
 	MemoryContext aggctx = aggregate_context(fcinfo);
 	bytea *state = PG_GETARG_BYTEA_PP(0);
 	size_t len = VARSIZE_ANY_EXHDR(state);
-	amq_allocator a = amq_pg_allocator(aggctx);
+	amq_allocator a = builder_allocator(aggctx);
 	amq_builder *b = MemoryContextAlloc(aggctx, sizeof(*b));
 	amq_error err;
 
@@ -202,7 +212,13 @@ Datum amq_pg_op_agg_final(FunctionCallInfo fcinfo, const amq_pg_call *call)
 	} else {
 		b = (amq_builder *)PG_GETARG_POINTER(0);
 	}
+	elog(DEBUG1,
+	     "%s: finishing a filter of %llu rows; %llu bytes in %llu sorted runs written to "
+	     "temporary files past work_mem, %d runs to merge",
+	     call->name, (unsigned long long)b->rows, (unsigned long long)b->spilled_bytes,
+	     (unsigned long long)b->spilled_runs, b->nspilled);
 	amq_pg_check(amq_builder_finish(b, &f, &err), &err);
+	elog(DEBUG1, "%s: finished a filter of %llu bytes", call->name, (unsigned long long)f.size);
 	result = amq_pg_filter_to_varlena(&f);
 	amq_filter_free(&f, &b->alloc);
 	if (b == &empty)

@@ -90,6 +90,11 @@ static inline void amq_pg_check(amq_status st, const amq_error *err)
  */
 amq_allocator amq_pg_allocator(MemoryContext ctx);
 
+/* The temporary files of the builders in aggregate context aggctx, with
+ * work_mem as their working memory (filter/temp_files.c): BufFiles, closed
+ * when core is done with them or when aggctx is reset. */
+const amq_spill *amq_pg_temp_files(MemoryContext aggctx);
+
 /* ---- filter arguments and results (filter/arguments.c) ---- */
 
 /*
