@@ -4,7 +4,8 @@
  * parallel workers.
  *
  * bloom_agg and cuckoo_agg keep a core amq_builder as their internal state,
- * allocated with every byte it owns in the aggregate's memory context. The
+ * allocated with every byte it owns in the aggregate's memory context, and
+ * past work_mem its sorted runs in temporary files (filter/temp_files.c). The
  * builder's result depends only on the multiset of hashes it was given, so a
  * plan produces the same bytes serial or parallel: each worker serialises its
  * builder, the leader deserialises and merges them. bloom_union_agg keeps the
@@ -39,11 +40,13 @@ static bytea *to_bytea(const void *bytes, size_t len)
 	bytea *result;
 
 	if (len > MaxAllocSize - VARHDRSZ)
-		ereport(ERROR, errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-			errmsg("filter aggregate state of %zu bytes is too large to pass between "
-			       "parallel workers",
-			       len),
-			errhint("Pass a capacity, or set max_parallel_workers_per_gather to 0."));
+		ereport(
+		    ERROR, errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+		    errmsg("filter aggregate state of %zu bytes is too large to pass between "
+			   "parallel workers",
+			   len),
+		    errhint("Run it serially (SET max_parallel_workers_per_gather = 0): the serial "
+			    "aggregate spills to temporary files and has no such limit."));
 	result = palloc(VARHDRSZ + len);
 	SET_VARSIZE(result, VARHDRSZ + len);
 	memcpy(VARDATA(result), bytes, len);
