@@ -550,7 +550,9 @@ void amq_hashbag_free(amq_hashbag *b);
  * A counting Bloom builder without a capacity collects every hash, duplicates
  * included, since each row is an add. The result depends only on the multiset
  * of hashes added, never on their order or on how they were split between
- * merged builders.
+ * merged builders. A collecting builder whose allocator has a spill keeps at
+ * most about its memory and writes sorted runs to its files past it
+ * (build/spill.c): the same bytes.
  */
 #define AMQ_BUILDER_RUNS 8
 

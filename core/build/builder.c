@@ -13,7 +13,10 @@
  * inserts each run in one sequential pass. A variant whose bytes depend on
  * insertion order (cuckoo, scalable: not order_free in its row of the variant
  * table) always collects, and a counting filter without a capacity keeps every
- * row (amq_hashbag), since each row is an add.
+ * row (amq_hashbag), since each row is an add. Past its allocator's spill
+ * memory a collecting builder writes its sorted keys out as runs (spill.c)
+ * and the finish, the serial function and merges read them back through one
+ * k-way merge of runs and memory.
  */
 #include "build/rice.h"
 #include "build/spill.h"
