@@ -590,6 +590,9 @@ typedef struct amq_builder {
 	 * against the size limit (amq_builder_add), once the set passes
 	 * room_from of them (AMQ_BUILDER_ROOM_FROM unless a test lowers it). */
 	uint64_t room, room_from;
+	/* The bytes its serialized state may take (amq_builder_limit_state; 0:
+	 * no limit). */
+	uint64_t state_max;
 	/* The order of collected keys (the variant's collect_key; NULL: the
 	 * hash itself). */
 	uint64_t (*collect_key)(uint64_t hash);
@@ -622,6 +625,11 @@ static inline void amq_builder_note_family(amq_builder *b, amq_family family)
 {
 	b->families |= (uint8_t)family;
 }
+/* For a builder whose state will be serialized (a parallel worker's): it
+ * fails with AMQ_TOO_LARGE as soon as the distinct hashes it holds would
+ * take more than max_bytes serialized (about 5 bytes a hash), checked where
+ * the filter's limit is, instead of when it is serialized. */
+void amq_builder_limit_state(amq_builder *b, uint64_t max_bytes);
 /* A hint that about `rows` more values are coming, for a caller that knows
  * (a Python sequence): a collecting builder makes room for them at once
  * instead of growing as they arrive. The result is the same either way. */

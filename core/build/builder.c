@@ -75,14 +75,37 @@ amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, do
 	return st;
 }
 
-/* AMQ_TOO_LARGE when a filter of the distinct hashes sorted so far would
- * pass AMQ_MAX_FILTER_BYTES (amq_builder_add): one sizing per sort of the
+/* About the bytes amq_builder_serialize takes for n distinct hashes spread
+ * over 2^64 (the Rice bound, less the n/8 bytes it allows for). */
+static uint64_t state_bytes(uint64_t n)
+{
+	unsigned k = amq_rice_parameter(UINT64_MAX, n);
+	return STATE_HEADER + 8 + amq_rice_bound(UINT64_MAX, n, k) - n / 8;
+}
+
+void amq_builder_limit_state(amq_builder *b, uint64_t max_bytes)
+{
+	b->state_max = max_bytes;
+}
+
+/* AMQ_TOO_LARGE when a filter of the distinct hashes b holds for sure (a
+ * sorted part or run of them) would pass AMQ_MAX_FILTER_BYTES, or their
+ * serialized state its limit (amq_builder_add): one sizing per sort of the
  * buffer, which costs far more. */
 static amq_status check_room(amq_builder *b, uint64_t distinct, amq_error *err)
 {
 	uint32_t hashes;
 	uint64_t cells;
 	b->room = distinct;
+	if (b->state_max != 0 && state_bytes(distinct) > b->state_max)
+		return amq_fail(err, AMQ_TOO_LARGE,
+				"run the aggregate serially (max_parallel_workers_per_gather = 0): "
+				"it spills to temporary files without this limit",
+				"%llu distinct values and more in one parallel worker: its "
+				"aggregate state would pass %llu bytes",
+				(unsigned long long)distinct, (unsigned long long)b->state_max);
+	if (b->capacity != 0)
+		return AMQ_OK;
 	if (amq_filter_size(b->kind, b->layout, b->room, b->fpr, &hashes, &cells, NULL) !=
 	    AMQ_TOO_LARGE)
 		return AMQ_OK;
@@ -130,9 +153,7 @@ static amq_status spill_if_full(amq_builder *b, amq_error *err)
 		return st;
 	b->set.count = b->set.sorted = 0;
 	uint64_t least = least_distinct(b);
-	return b->capacity == 0 && least > b->room_from && least > b->room
-		   ? check_room(b, least, err)
-		   : AMQ_OK;
+	return least > b->room_from && least > b->room ? check_room(b, least, err) : AMQ_OK;
 }
 
 /* Collects one key (a hash, or its collect_key), spilling first when b is
@@ -151,8 +172,7 @@ static amq_status add_key(amq_builder *b, uint64_t key, amq_error *err)
 		st = amq_hashset_add(&b->set, key, err);
 	/* The sorted part grows only when the buffer fills and is sorted (a
 	 * spill checks its runs). */
-	if (st == AMQ_OK && b->capacity == 0 && b->set.sorted > b->room_from &&
-	    b->set.sorted > b->room)
+	if (st == AMQ_OK && b->set.sorted > b->room_from && b->set.sorted > b->room)
 		st = check_room(b, b->set.sorted, err);
 	return st;
 }

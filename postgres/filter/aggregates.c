@@ -13,6 +13,7 @@
  */
 #include "postgres.h"
 
+#include "nodes/execnodes.h"
 #include "utils/memutils.h"
 
 #include "filter/filter.h"
@@ -95,6 +96,11 @@ static amq_builder *new_builder(FunctionCallInfo fcinfo, amq_kind kind, MemoryCo
 	}
 	b = MemoryContextAlloc(aggctx, sizeof(*b));
 	amq_pg_check(amq_sql_builder_init(b, &s, &a, &err), &err);
+	/* A parallel worker's partial aggregate passes its state in one bytea:
+	 * say as soon as it cannot, not when it is serialized. */
+	if (fcinfo->context != NULL && IsA(fcinfo->context, AggState) &&
+	    DO_AGGSPLIT_SERIALIZE(((AggState *)fcinfo->context)->aggsplit))
+		amq_builder_limit_state(b, MaxAllocSize - VARHDRSZ);
 	return b;
 }
 

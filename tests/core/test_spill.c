@@ -358,6 +358,52 @@ static void test_scalable_order(void)
 	fclose(in);
 }
 
+/* A parallel worker's builder whose state would pass its limit fails while
+ * it collects, in memory or spilling, not when it is serialized; a
+ * serialized state within it is within it. */
+static void test_state_limit(void)
+{
+	for (int spill = 0; spill < 2; spill++) {
+		struct probe p;
+		amq_allocator a = allocator(&p, spill ? AMQ_SPILL_MIN_MEMORY : 0);
+		amq_builder b;
+		amq_error err;
+		amq_builder_init(&b, AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, 0.01, 0, 0, &a, &err);
+		b.room_from = 1000;
+		amq_builder_limit_state(&b, 100000);
+		amq_status st = AMQ_OK;
+		size_t rows = 0;
+		while (st == AMQ_OK && rows < 200000)
+			st = amq_builder_add(&b, amq_hash_int((int64_t)rows++, 0), &err);
+		CHECK(st == AMQ_TOO_LARGE && rows < 100000 &&
+			  strstr(err.message,
+				 " distinct values and more in one parallel worker: "
+				 "its aggregate state would pass 100000 bytes") != NULL &&
+			  strcmp(err.hint,
+				 "run the aggregate serially (max_parallel_workers_per_gather "
+				 "= 0): it spills to temporary files without this limit") == 0,
+		      "spill %d: failed after %zu rows: %s: %s", spill, rows, err.message,
+		      err.hint);
+		amq_builder_free(&b);
+		/* 15000 distinct: about 72 KB serialized, within the limit. */
+		amq_builder_init(&b, AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, 0.01, 0, 0, &a, &err);
+		b.room_from = 1000;
+		amq_builder_limit_state(&b, 100000);
+		st = AMQ_OK;
+		for (rows = 0; st == AMQ_OK && rows < 15000; rows++)
+			st = amq_builder_add(&b, amq_hash_int((int64_t)rows, 0), &err);
+		uint8_t *state = NULL;
+		size_t len = 0;
+		if (st == AMQ_OK)
+			st = amq_builder_serialize(&b, &state, &len, &err);
+		CHECK(st == AMQ_OK && len <= 100000 && len > 60000,
+		      "spill %d: 15000 fit: %zu bytes", spill, len);
+		a.free(a.ctx, state);
+		amq_builder_free(&b);
+		CHECK(p.files == 0 && p.live == 0, "closed and freed");
+	}
+}
+
 int main(void)
 {
 	test_same_bytes();
@@ -365,5 +411,6 @@ int main(void)
 	test_failures();
 	test_many_runs();
 	test_scalable_order();
+	test_state_limit();
 	return check_summary();
 }
