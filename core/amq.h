@@ -556,6 +556,14 @@ void amq_hashbag_free(amq_hashbag *b);
  */
 #define AMQ_BUILDER_RUNS 8
 
+/* What a long build is doing (amq_builder.progress): phase is "merging runs"
+ * (past AMQ_SPILL_RUNS runs, during the build or before its finish),
+ * "counting" and "inserting" (the finish's two merges) or "counting" and
+ * "serializing" (a parallel state's), done of total keys read in it so far. Called as a phase
+ * starts, every AMQ_INTERRUPT_EVERY keys and as it ends (done == total), from the thread that runs
+ * the build. */
+typedef void (*amq_progress)(void *arg, const char *phase, uint64_t done, uint64_t total);
+
 /* A sorted run of collected keys a builder wrote to a temporary file of its
  * allocator's spill: count keys, native byte order (build/spill.c). */
 typedef struct amq_spill_run {
@@ -602,6 +610,9 @@ typedef struct amq_builder {
 	amq_spill_run spilled[AMQ_SPILL_RUNS];
 	int nspilled;
 	uint64_t spilled_bytes, spilled_runs;
+	/* Told what a merge of spilled runs is doing (NULL: nobody). */
+	amq_progress progress;
+	void *progress_arg;
 	amq_allocator alloc;
 } amq_builder;
 

@@ -380,6 +380,8 @@ static amq_status add_sources(amq_builder *b, amq_filter *out, const amq_merge_s
 						&b->alloc, err);
 	amq_merge m;
 	amq_status st = amq_merge_open(&m, sources, n, !b->counts_rows, &b->alloc, err);
+	if (st == AMQ_OK)
+		amq_merge_report(&m, b, "inserting");
 	for (size_t got = 1; st == AMQ_OK && got > 0;) {
 		const uint64_t *keys;
 		st = amq_merge_next(&m, &keys, &got, err);
@@ -397,6 +399,8 @@ static amq_status count_sources(amq_builder *b, const amq_merge_source *sources,
 {
 	amq_merge m;
 	amq_status st = amq_merge_open(&m, sources, n, true, &b->alloc, err);
+	if (st == AMQ_OK)
+		amq_merge_report(&m, b, "counting");
 	*distinct = 0;
 	for (size_t got = 1; st == AMQ_OK && got > 0;) {
 		const uint64_t *keys;
@@ -474,8 +478,9 @@ amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)
 	/* A variant that depends on order inserts the whole set in its order:
 	 * one merge of everything b holds (the joined set, when nothing
 	 * spilled). An order-free Bloom filter's bits depend neither on order
-	 * nor on repeats: each sorted source is inserted as it is, and items
-	 * set to the distinct count, which a merge that only reads counts. */
+	 * nor on repeats: items is set to the distinct count, which a merge
+	 * that only reads counts, and in memory each sorted set is inserted as
+	 * it is. */
 	bool spilled = b->nspilled > 0;
 	bool order_free = amq_variant_find(b->kind, b->layout)->order_free && !b->counts_rows;
 	uint64_t distinct = 0;
@@ -504,7 +509,11 @@ amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)
 			       &b->alloc, err);
 	if (st != AMQ_OK)
 		return st;
-	for (int i = 0; st == AMQ_OK && i < n; i++)
+	/* Spilled runs in one sorted sweep over the filter; sets in memory
+	 * one at a time, without a merge. */
+	if (spilled)
+		st = add_sources(b, out, sources, n, err);
+	for (int i = 0; !spilled && st == AMQ_OK && i < n; i++)
 		st = add_sources(b, out, &sources[i], 1, err);
 	if (st != AMQ_OK) {
 		amq_filter_free(out, &b->alloc);
@@ -532,6 +541,8 @@ static amq_status pass_sources(amq_builder *b, const amq_merge_source *sources, 
 {
 	amq_merge m;
 	amq_status st = amq_merge_open(&m, sources, n, !b->counts_rows, &b->alloc, err);
+	if (st == AMQ_OK)
+		amq_merge_report(&m, b, w != NULL ? "serializing" : "counting");
 	*count = 0;
 	for (size_t got = 1; st == AMQ_OK && got > 0;) {
 		const uint64_t *keys;

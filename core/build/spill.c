@@ -68,6 +68,7 @@ amq_status amq_merge_open(amq_merge *m, const amq_merge_source *sources, int n, 
 			continue;
 		amq_merge_input *in = &m->in[m->k++];
 		in->source = sources[i];
+		m->total += sources[i].count;
 		if (sources[i].keys != NULL) {
 			in->head = sources[i].keys;
 			in->left = (size_t)sources[i].count;
@@ -86,15 +87,26 @@ amq_status amq_merge_open(amq_merge *m, const amq_merge_source *sources, int n, 
 	return AMQ_OK;
 }
 
+void amq_merge_report(amq_merge *m, const amq_builder *b, const char *phase)
+{
+	m->progress = b->progress;
+	m->progress_arg = b->progress_arg;
+	m->phase = phase;
+	if (m->progress != NULL)
+		m->progress(m->progress_arg, phase, 0, m->total);
+}
+
 amq_status amq_merge_next(amq_merge *m, const uint64_t **keys, size_t *n, amq_error *err)
 {
 	size_t got = 0;
+	uint64_t taken = m->taken;
 	while (got < m->chunk && m->k > 0) {
 		int least = 0;
 		for (int i = 1; i < m->k; i++)
 			least = *m->in[i].head < *m->in[least].head ? i : least;
 		amq_merge_input *in = &m->in[least];
 		uint64_t key = *in->head++;
+		taken++;
 		if (--in->left == 0) {
 			amq_status st = refill(in, m->chunk, err);
 			if (st != AMQ_OK)
@@ -107,12 +119,16 @@ amq_status amq_merge_next(amq_merge *m, const uint64_t **keys, size_t *n, amq_er
 		m->last = key;
 		m->started = true;
 	}
-	if (m->done / AMQ_INTERRUPT_EVERY != (m->done + got) / AMQ_INTERRUPT_EVERY) {
+	bool step = m->taken / AMQ_INTERRUPT_EVERY != taken / AMQ_INTERRUPT_EVERY;
+	bool ended = m->k == 0 && m->taken != taken;
+	m->taken = taken;
+	if (step) {
 		amq_status st = amq_poll(m->alloc, err);
 		if (st != AMQ_OK)
 			return st;
 	}
-	m->done += got;
+	if ((step || ended) && m->progress != NULL)
+		m->progress(m->progress_arg, m->phase, taken, m->total);
 	*keys = m->out;
 	*n = got;
 	return AMQ_OK;
@@ -179,6 +195,8 @@ static amq_status merge_smallest(amq_builder *b, int take, amq_error *err)
 		return AMQ_SPILL_FAILED;
 	amq_merge m;
 	amq_status st = amq_merge_open(&m, sources, take, !b->counts_rows, &b->alloc, err);
+	if (st == AMQ_OK)
+		amq_merge_report(&m, b, "merging runs");
 	uint64_t count = 0;
 	for (size_t n = 1; st == AMQ_OK && n > 0;) {
 		const uint64_t *keys;

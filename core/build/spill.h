@@ -38,7 +38,12 @@ typedef struct amq_merge {
 	amq_merge_input in[AMQ_MERGE_MAX_SOURCES];
 	int k;
 	bool distinct, started;
-	uint64_t last, done;
+	uint64_t last;
+	uint64_t taken, total; /* keys read from the sources, of all */
+	/* Told every AMQ_INTERRUPT_EVERY keys taken (amq_merge_report). */
+	amq_progress progress;
+	void *progress_arg;
+	const char *phase;
 	uint64_t *out;
 	size_t chunk; /* keys per read buffer and per chunk out */
 	const amq_allocator *alloc;
@@ -48,6 +53,9 @@ typedef struct amq_merge {
  * a->spill's memory (or the smallest, without one). */
 amq_status amq_merge_open(amq_merge *m, const amq_merge_source *sources, int n, bool distinct,
 			  const amq_allocator *a, amq_error *err);
+/* Makes m tell b's progress hook (if any) about phase: now, every
+ * AMQ_INTERRUPT_EVERY keys taken, and when the last is taken. */
+void amq_merge_report(amq_merge *m, const amq_builder *b, const char *phase);
 /* The next chunk of merged keys in *keys[0..*n), valid until the next call;
  * *n is 0 at the end. Polls the interrupt check. */
 amq_status amq_merge_next(amq_merge *m, const uint64_t **keys, size_t *n, amq_error *err);

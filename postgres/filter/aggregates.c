@@ -104,6 +104,15 @@ static amq_builder *new_builder(FunctionCallInfo fcinfo, amq_kind kind, MemoryCo
 	return b;
 }
 
+/* A builder's progress (arg: the aggregate's name) at DEBUG1: each merge of
+ * spilled runs as it starts and ends. */
+static void log_progress(void *arg, const char *phase, uint64_t done, uint64_t total)
+{
+	if (done == 0 || done == total)
+		elog(DEBUG1, "%s: %s: %llu of %llu keys", (const char *)arg, phase,
+		     (unsigned long long)done, (unsigned long long)total);
+}
+
 /* Transition: add the value's hash; a NULL value only starts the builder. */
 Datum amq_pg_op_agg_trans(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
@@ -111,9 +120,11 @@ Datum amq_pg_op_agg_trans(FunctionCallInfo fcinfo, const amq_pg_call *call)
 	amq_builder *b;
 	amq_error err;
 
-	if (PG_ARGISNULL(0))
+	if (PG_ARGISNULL(0)) {
 		b = new_builder(fcinfo, call->kind, aggctx);
-	else
+		b->progress = log_progress;
+		b->progress_arg = (void *)call->name;
+	} else
 		b = (amq_builder *)PG_GETARG_POINTER(0);
 	if (!PG_ARGISNULL(1)) {
 		const amq_pg_hasher *hasher = amq_pg_cached_hasher(fcinfo, 1);
@@ -221,6 +232,8 @@ Datum amq_pg_op_agg_final(FunctionCallInfo fcinfo, const amq_pg_call *call)
 	} else {
 		b = (amq_builder *)PG_GETARG_POINTER(0);
 	}
+	b->progress = log_progress;
+	b->progress_arg = (void *)call->name;
 	elog(DEBUG1,
 	     "%s: finishing a filter of %llu rows; %llu bytes in %llu sorted runs written to "
 	     "temporary files past work_mem, %d runs to merge",

@@ -404,6 +404,56 @@ static void test_state_limit(void)
 	}
 }
 
+/* What the progress hook heard: phases in order, and keys done of total. */
+struct heard {
+	char phases[8][16];
+	int count;
+	bool ordered;
+	uint64_t last_done, last_total;
+};
+
+static void hear(void *arg, const char *phase, uint64_t done, uint64_t total)
+{
+	struct heard *h = arg;
+	if (h->count == 0 || strcmp(h->phases[h->count - 1], phase) != 0 || done < h->last_done) {
+		if (h->count < 8)
+			snprintf(h->phases[h->count++], sizeof(h->phases[0]), "%s", phase);
+	} else {
+		h->ordered &= done >= h->last_done && total == h->last_total;
+	}
+	h->last_done = done;
+	h->last_total = total;
+}
+
+/* A spilled build's finish reports counting, then inserting, each from 0 to
+ * all its keys; merging runs on the way when there are many. */
+static void test_progress(void)
+{
+	struct probe p;
+	amq_allocator a = allocator(&p, AMQ_SPILL_MIN_MEMORY);
+	amq_builder b;
+	amq_error err;
+	struct heard h = {.ordered = true};
+	amq_builder_init(&b, AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, 0.01, 0, 0, &a, &err);
+	b.progress = hear;
+	b.progress_arg = &h;
+	for (size_t i = 0; i < 600000; i++)
+		amq_builder_add(&b, row_hash(i), &err);
+	CHECK(h.count >= 1 && strcmp(h.phases[0], "merging runs") == 0, "merged runs: %s",
+	      h.count ? h.phases[0] : "nothing");
+	h.count = 0;
+	amq_filter f;
+	CHECK(amq_builder_finish(&b, &f, &err) == AMQ_OK, "finish: %s", err.message);
+	CHECK(h.count >= 2 && strcmp(h.phases[h.count - 2], "counting") == 0 &&
+		  strcmp(h.phases[h.count - 1], "inserting") == 0 && h.ordered &&
+		  h.last_done == h.last_total && h.last_total > 0,
+	      "counting then inserting, %llu of %llu at the end (%d phases)",
+	      (unsigned long long)h.last_done, (unsigned long long)h.last_total, h.count);
+	amq_filter_free(&f, &a);
+	amq_builder_free(&b);
+	CHECK(p.files == 0 && p.live == 0, "closed and freed");
+}
+
 int main(void)
 {
 	test_same_bytes();
@@ -412,5 +462,6 @@ int main(void)
 	test_many_runs();
 	test_scalable_order();
 	test_state_limit();
+	test_progress();
 	return check_summary();
 }
