@@ -44,18 +44,19 @@ static bool sqlite_interrupted(void *ctx)
 #endif
 }
 
+/* What extension.c registered the running function with. */
+static const struct function_data *function_data(sqlite3_context *ctx)
+{
+	return sqlite3_user_data(ctx);
+}
+
 amq_allocator connection_allocator(sqlite3_context *ctx)
 {
 	return (amq_allocator){.alloc = sqlite_alloc,
 			       .free = sqlite_free,
 			       .ctx = sqlite3_context_db_handle(ctx),
-			       .interrupted = sqlite_interrupted};
-}
-
-/* What extension.c registered the running function with. */
-static const struct function_data *function_data(sqlite3_context *ctx)
-{
-	return sqlite3_user_data(ctx);
+			       .interrupted = sqlite_interrupted,
+			       .spill = connection_spill(function_data(ctx)->conn)};
 }
 
 const char *fn_name(sqlite3_context *ctx)
@@ -116,14 +117,18 @@ void report_core_error(sqlite3_context *ctx, const amq_error *err)
 	}
 	if (err->hint[0] == '\0') {
 		sqlite3_result_error(ctx, err->message, -1);
-		return;
-	}
-	char *message = sqlite3_mprintf("%s: %s", err->message, err->hint);
-	if (message)
+	} else {
+		char *message = sqlite3_mprintf("%s: %s", err->message, err->hint);
+		if (message == NULL) {
+			sqlite3_result_error_nomem(ctx);
+			return;
+		}
 		sqlite3_result_error(ctx, message, -1);
-	else
-		sqlite3_result_error_nomem(ctx);
-	sqlite3_free(message);
+		sqlite3_free(message);
+	}
+	/* A temporary file that failed is an I/O error, as SQLite's own are. */
+	if (err->status == AMQ_SPILL_FAILED)
+		sqlite3_result_error_code(ctx, SQLITE_IOERR);
 }
 
 /* decode_value for a value whose SQLite type is already known. */

@@ -28,8 +28,10 @@ SQLITE_EXTENSION_INIT3
 extern const amq_allocator amq_sqlite_allocator;
 
 /* The same allocator with the connection's interrupt check (sqlite3_interrupt,
- * seen from SQLite 3.41 on): for the calls whose work grows with a filter's
- * size or the rows collected (bloom_new, cuckoo_new, the aggregates). */
+ * seen from SQLite 3.41 on) and temporary files (connection_spill, so a
+ * collecting aggregate spills past amq_work_mem): for the calls whose work
+ * grows with a filter's size or the rows collected (bloom_new, cuckoo_new,
+ * the aggregates). */
 amq_allocator connection_allocator(sqlite3_context *ctx);
 
 /* The SQL name of the function being called (its registration user data). */
@@ -48,7 +50,8 @@ const char *value_type_name(sqlite3_value *v);
 void report_usage_error(sqlite3_context *ctx, const char *fmt, ...);
 
 /* Sets core's error: out-of-memory as SQLITE_NOMEM, an interrupt as
- * SQLITE_INTERRUPT, anything else as "<message>: <hint>". */
+ * SQLITE_INTERRUPT, anything else as "<message>: <hint>" (a temporary file's
+ * failure with the code SQLITE_IOERR, as SQLite's own I/O errors). */
 void report_core_error(sqlite3_context *ctx, const amq_error *err);
 
 /* True when st is AMQ_OK; else reports err (report_core_error). */

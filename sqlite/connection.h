@@ -1,7 +1,9 @@
 /*
  * connection.h - state that amq's functions share within one database
  * connection, reached through each function's user data: the function's SQL
- * name (for messages) and the memory of the filter verified last.
+ * name (for messages), the memory of the filter verified last, and the
+ * working memory of a collecting aggregate with the temporary files it
+ * spills to past it (amq_work_mem).
  *
  * Why the memory: when a filter comes from a scalar subquery or a join
  * column, SQLite hands every row a fresh copy, so no pointer or auxiliary
@@ -31,8 +33,12 @@ struct function_data {
 	struct amq_connection *conn;
 };
 
-/* A new connection state holding one reference, or NULL when out of memory. */
-struct amq_connection *connection_new(void);
+/* The most working memory amq_work_mem takes: 1 TiB. */
+#define AMQ_SQLITE_MAX_WORK_MEM ((sqlite3_int64)1 << 40)
+
+/* A new state for db's connection holding one reference, or NULL when out
+ * of memory. */
+struct amq_connection *connection_new(sqlite3 *db);
 
 /* Drops one reference; the state is freed with the last. */
 void connection_release(struct amq_connection *conn);
@@ -52,5 +58,25 @@ bool connection_knows_verified(struct amq_connection *conn, const void *bytes, s
  * the same filter (same length and header, checksum included) passes twice
  * in a row, so a stream of different filters costs no copying. */
 void connection_remember_verified(struct amq_connection *conn, const void *bytes, size_t size);
+
+/*
+ * The temporary files of conn's collecting aggregates (amq_spill of
+ * amq.h), which connection_allocator hands to every builder: temporary files
+ * of the connection's VFS, so SQLite's rules for them apply (the directory
+ * is sqlite3_temp_directory, else SQLITE_TMPDIR, TMPDIR, /var/tmp, /usr/tmp,
+ * /tmp; the unix VFS removes the name as it opens the file, so nothing is
+ * left behind even by a crash), and its memory is the connection's
+ * amq_work_mem. It lives as long as conn.
+ */
+const amq_spill *connection_spill(struct amq_connection *conn);
+
+/* The working memory of conn's collecting aggregates in bytes (amq_work_mem):
+ * AMQ_SPILL_DEFAULT_MEMORY until set. */
+size_t connection_work_mem(struct amq_connection *conn);
+
+/* Sets it to bytes, from AMQ_SPILL_MIN_MEMORY to AMQ_SQLITE_MAX_WORK_MEM:
+ * for the aggregates from then on (one running at the time may take it up
+ * midway, since it holds connection_spill). */
+void connection_set_work_mem(struct amq_connection *conn, size_t bytes);
 
 #endif

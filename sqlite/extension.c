@@ -85,7 +85,7 @@ __attribute__((visibility("default"))) int sqlite3_amq_init(sqlite3 *db, char **
 #else
 	(void)pApi;
 #endif
-	struct amq_connection *conn = connection_new();
+	struct amq_connection *conn = connection_new(db);
 	if (conn == NULL)
 		return SQLITE_NOMEM;
 	int rc = SQLITE_OK;
