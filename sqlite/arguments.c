@@ -74,6 +74,11 @@ amq_sql_op fn_op(sqlite3_context *ctx)
 	return function_data(ctx)->fn->op;
 }
 
+struct amq_connection *fn_connection(sqlite3_context *ctx)
+{
+	return function_data(ctx)->conn;
+}
+
 const char *value_type_name(sqlite3_value *v)
 {
 	switch (sqlite3_value_type(v)) {
@@ -376,23 +381,45 @@ bool fpr_argument(sqlite3_context *ctx, sqlite3_value *v, amq_sql_sizing *s)
 	return core_ok(ctx, amq_sql_set_fpr(s, sqlite3_value_double(v), &err), &err);
 }
 
+bool integral_value(sqlite3_value *v, int64_t *n)
+{
+	int type = sqlite3_value_type(v);
+	if (type == SQLITE_INTEGER) {
+		*n = sqlite3_value_int64(v);
+		return true;
+	}
+	if (type != SQLITE_FLOAT)
+		return false;
+	/* 1e6 is a REAL literal; accept it when it is a whole number. */
+	double d = sqlite3_value_double(v);
+	if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0) || (double)(int64_t)d != d)
+		return false;
+	*n = (int64_t)d;
+	return true;
+}
+
+char *value_shown(sqlite3_value *v)
+{
+	switch (sqlite3_value_type(v)) {
+	case SQLITE_INTEGER:
+		return sqlite3_mprintf("%lld", sqlite3_value_int64(v));
+	case SQLITE_FLOAT:
+		return sqlite3_mprintf("real %.15g", sqlite3_value_double(v));
+	default:
+		return sqlite3_mprintf("%s", value_type_name(v));
+	}
+}
+
 bool capacity_argument(sqlite3_context *ctx, sqlite3_value *v, amq_sql_sizing *s)
 {
 	int64_t n;
-	int type = sqlite3_value_type(v);
-	if (type == SQLITE_INTEGER) {
-		n = sqlite3_value_int64(v);
-	} else if (type == SQLITE_FLOAT) {
-		/* 1e6 is a REAL literal; accept it when it is a whole number. */
-		double d = sqlite3_value_double(v);
-		if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0) ||
-		    (double)(int64_t)d != d) {
-			report_usage_error(ctx, "capacity must be an integer, got real %.15g", d);
-			return false;
-		}
-		n = (int64_t)d;
-	} else {
-		report_usage_error(ctx, "capacity must be an integer, got %s", value_type_name(v));
+	if (!integral_value(v, &n)) {
+		char *got = value_shown(v);
+		if (got != NULL)
+			report_usage_error(ctx, "capacity must be an integer, got %s", got);
+		else
+			sqlite3_result_error_nomem(ctx);
+		sqlite3_free(got);
 		return false;
 	}
 	amq_error err;

@@ -43,6 +43,9 @@ amq_kind fn_kind(sqlite3_context *ctx);
 /* The operation of the function being called (user data too). */
 amq_sql_op fn_op(sqlite3_context *ctx);
 
+/* The connection state the function being called shares (connection.h). */
+struct amq_connection *fn_connection(sqlite3_context *ctx);
+
 /* SQLite's name of v's type, as typeof() prints it. */
 const char *value_type_name(sqlite3_value *v);
 
@@ -113,6 +116,15 @@ struct probe_filter {
  */
 bool probe_arguments(sqlite3_context *ctx, sqlite3_value **argv, const struct probe_filter **pf,
 		     uint64_t *hash);
+
+/* v as a whole number: an INTEGER, or a REAL that is one (1e6 is a REAL
+ * literal); false for anything else. */
+bool integral_value(sqlite3_value *v, int64_t *n);
+
+/* v in an error's "got ...": the number of an INTEGER, "real " and the
+ * number of a REAL, else its type name; from sqlite3_mprintf (NULL when out
+ * of memory). */
+char *value_shown(sqlite3_value *v);
 
 /* The sizing arguments (sql/arguments.h): each decodes its SQLite value and
  * sets it in *s, whose checks core makes. */

@@ -29,6 +29,8 @@
 #include "connection.h"
 #include "functions.h"
 
+#include <string.h>
+
 #ifndef SQLITE_CORE
 SQLITE_EXTENSION_INIT1
 #endif
@@ -57,13 +59,36 @@ static const struct callbacks {
     [AMQ_SQL_DELETE_AGG] = {NULL, bulk_step, bulk_final},
     [AMQ_SQL_HASH] = {amq_hash_func, NULL, NULL},
     [AMQ_SQL_VERSION] = {amq_version_func, NULL, NULL},
+    [AMQ_SQL_SETTING] = {NULL, NULL, NULL}, /* by name: SETTINGS */
 };
 
+/* The C function of each setting (AMQ_SQL_SETTING rows), by SQL name. */
+static const struct setting {
+	const char *name;
+	struct callbacks c;
+} SETTINGS[] = {
+    {"amq_work_mem", {work_mem_func, NULL, NULL}},
+};
+
+/* fn's C functions: its operation's, or a setting's by name (none for a
+ * setting missing from SETTINGS: registering it then fails). */
+static const struct callbacks *callbacks_of(const amq_sql_function *fn)
+{
+	if (fn->op == AMQ_SQL_SETTING)
+		for (size_t i = 0; i < sizeof(SETTINGS) / sizeof(SETTINGS[0]); i++)
+			if (strcmp(SETTINGS[i].name, fn->name) == 0)
+				return &SETTINGS[i].c;
+	return &CALLBACKS[fn->op];
+}
+
 /* A pure function of its arguments with no side effects (the IMMUTABLE of
- * core's function table) may run in views and index expressions. */
+ * core's function table) may run in views and index expressions; anything
+ * else (a setting) only in top-level SQL, never from a view or trigger an
+ * untrusted schema brings. */
 static int flags_of(const amq_sql_function *fn)
 {
-	return SQLITE_UTF8 | (fn->immutable ? SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS : 0);
+	return SQLITE_UTF8 |
+	       (fn->immutable ? SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS : SQLITE_DIRECTONLY);
 }
 
 /* No header declares it: SQLite finds it by name (the tests declare it too). */
@@ -91,7 +116,7 @@ __attribute__((visibility("default"))) int sqlite3_amq_init(sqlite3 *db, char **
 	int rc = SQLITE_OK;
 	for (size_t i = 0; rc == SQLITE_OK && i < amq_sql_function_count; i++) {
 		const amq_sql_function *fn = &amq_sql_functions[i];
-		const struct callbacks *c = &CALLBACKS[fn->op];
+		const struct callbacks *c = callbacks_of(fn);
 		for (int nargs = fn->min_args; rc == SQLITE_OK && nargs <= fn->max_args; nargs++) {
 			struct function_data *fd = function_data_new(conn, fn);
 			if (fd == NULL) {

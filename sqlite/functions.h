@@ -51,7 +51,7 @@ void step_status(sqlite3_context *ctx, struct step_progress *p, amq_status st,
 amq_sqlite_func bulk_step;
 amq_sqlite_final bulk_final;
 
-/* common_functions.c */
-amq_sqlite_func amq_hash_func, amq_version_func;
+/* common_functions.c: amq_hash, amq_version and the setting amq_work_mem */
+amq_sqlite_func amq_hash_func, amq_version_func, work_mem_func;
 
 #endif

@@ -9,7 +9,8 @@
  *                             sqlite/extension.c registers from it and
  *                             tests/sqlite/fuzz.c derives its damaged-filter
  *                             probes from it
- *   postgres/filter/entries.c the V1 entry points that amq--*.sql names
+ *   postgres/filter/entries.c the V1 entry points that amq--*.sql names (no
+ *                             AMQ_SQL_SETTING: it leaves that one empty)
  *   tests/sqlite/test_sqlite.py, tests/interop/kinds.py
  *                             read this file: the registered functions, and
  *                             every kind built and probed in both engines
@@ -36,6 +37,14 @@
  * AMQ_SQL_TYPE(kind): a filter type. PostgreSQL declares it with input,
  * output, binary and bytea-cast functions; SQLite stores filters as BLOBs.
  *
+ * AMQ_SQL_SETTING(name, min_args, max_args, arguments, returns): a setting
+ * PostgreSQL already has (work_mem): SQLite registers it as a function,
+ * PostgreSQL ignores the row. Called with no argument it returns the
+ * connection's value, with one it sets and returns it (arguments and returns
+ * as above; bytes is an INTEGER). Not a pure function: SQLite registers it
+ * SQLITE_DIRECTONLY, so only top-level SQL may call it, never a view or a
+ * trigger of the schema.
+ *
  * Rows are in the order SQLite registers them.
  */
 #ifndef AMQ_SQL_FUNCTION
@@ -46,6 +55,9 @@
 #endif
 #ifndef AMQ_SQL_TYPE
 #define AMQ_SQL_TYPE(kind)
+#endif
+#ifndef AMQ_SQL_SETTING
+#define AMQ_SQL_SETTING(name, min_args, max_args, arguments, returns)
 #endif
 
 AMQ_SQL_TYPE(bloom)
@@ -78,8 +90,10 @@ AMQ_SQL_AGGREGATE(cuckoo_add_agg, cuckoo, ADD_AGG, 2, 2, "filter, value", filter
 AMQ_SQL_AGGREGATE(cuckoo_delete_agg, cuckoo, DELETE_AGG, 2, 2, "filter, value", filter, IMMUTABLE)
 AMQ_SQL_FUNCTION(amq_hash, none, HASH, 1, 1, "value", bigint, IMMUTABLE)
 AMQ_SQL_FUNCTION(amq_version, none, VERSION, 0, 0, "", text, IMMUTABLE)
+AMQ_SQL_SETTING(amq_work_mem, 0, 1, "[bytes]", bigint)
 /* clang-format on */
 
 #undef AMQ_SQL_FUNCTION
 #undef AMQ_SQL_AGGREGATE
 #undef AMQ_SQL_TYPE
+#undef AMQ_SQL_SETTING

@@ -15,6 +15,9 @@ const amq_sql_function amq_sql_functions[] = {
 	AMQ_SQL_ROW(name, kind, op, false, min_args, max_args, arguments, returns, volatility)
 #define AMQ_SQL_AGGREGATE(name, kind, op, min_args, max_args, arguments, returns, volatility)      \
 	AMQ_SQL_ROW(name, kind, op, true, min_args, max_args, arguments, returns, volatility)
+/* A setting is of no kind and not pure (AMQ_SQL_IS_SETTING is false). */
+#define AMQ_SQL_SETTING(name, min_args, max_args, arguments, returns)                              \
+	AMQ_SQL_ROW(name, none, SETTING, false, min_args, max_args, arguments, returns, SETTING)
 #include "sql/function_list.h"
 #undef AMQ_SQL_ROW
 };

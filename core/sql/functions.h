@@ -28,21 +28,24 @@ typedef enum amq_sql_op {
 	AMQ_SQL_ADD_AGG,    /* aggregate: one filter with every row's value added */
 	AMQ_SQL_DELETE_AGG, /* aggregate: one filter with every row's value deleted */
 	AMQ_SQL_HASH,	    /* the value hash every filter is built from */
-	AMQ_SQL_VERSION	    /* the version of amq */
+	AMQ_SQL_VERSION,    /* the version of amq */
+	AMQ_SQL_SETTING	    /* a setting's value, set when given (each its own C function) */
 } amq_sql_op;
 
-/* The volatility column: true for a pure function of its arguments. */
+/* The volatility column: true for a pure function of its arguments; a
+ * setting (AMQ_SQL_SETTING rows) never is. */
 #define AMQ_SQL_IS_IMMUTABLE true
+#define AMQ_SQL_IS_SETTING false
 
 /* One row of sql/function_list.h. */
 typedef struct amq_sql_function {
 	const char *name;
 	/* The kind column: a kind_name of the variant registry, or "none" for
-	 * amq_hash and amq_version, which read no filter. */
+	 * amq_hash, amq_version and the settings, which read no filter. */
 	const char *kind;
 	amq_sql_op op;
 	bool aggregate;
-	bool immutable;
+	bool immutable; /* a pure function of its arguments */
 	int min_args, max_args;
 	const char *arguments; /* by type, optional ones bracketed: "filter, value" */
 	const char *returns;   /* filter, boolean, integer, bigint, real, json, text */

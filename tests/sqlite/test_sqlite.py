@@ -7,7 +7,8 @@ function, NULL handling, every error message word for word, the aggregates
 delete / count, byte-identical output, the per-statement filter cache, the
 registered function list, the sqlite3 CLI, and value families (version 4
 filters refuse a value of a family they do not hold; the filters amq 0.3.0
-wrote, tests/fixtures, are read unchecked). Prints "N passed, N failed".
+wrote, tests/fixtures, are read unchecked), and the setting amq_work_mem.
+Prints "N passed, N failed".
 """
 
 import itertools
@@ -121,21 +122,27 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 FUNCTION_LIST = os.path.join(ROOT, "core", "sql", "function_list.h")
 README = os.path.join(ROOT, "README.md")
 # A row of core/sql/function_list.h: AMQ_SQL_FUNCTION or AMQ_SQL_AGGREGATE
-# (name, kind, op, min_args, max_args, "arguments", returns, volatility).
+# (name, kind, op, min_args, max_args, "arguments", returns, volatility), or
+# AMQ_SQL_SETTING (name, min_args, max_args, "arguments", returns).
 FUNCTION_ROW = re.compile(r'^AMQ_SQL_(FUNCTION|AGGREGATE)\((\w+), \w+, \w+, (\d+), (\d+), '
                           r'"[^"]*", \w+, (\w+)\)$', re.M)
+SETTING_ROW = re.compile(r'^AMQ_SQL_SETTING\((\w+), (\d+), (\d+), "[^"]*", \w+\)$', re.M)
 SQLITE_DETERMINISTIC = 0x800
 SQLITE_INNOCUOUS = 0x200000
+SQLITE_DIRECTONLY = 0x80000
 
 
 def declared_functions():
     """core/sql/function_list.h's rows: {name: (aggregate, min_args, max_args,
-    volatility)}, and how many lines start a row (parsed or not)."""
+    volatility)}, a setting's volatility SETTING, and how many lines start a
+    row (parsed or not)."""
     with open(FUNCTION_LIST) as f:
         text = f.read()
     rows = {m[2]: (m[1] == "AGGREGATE", int(m[3]), int(m[4]), m[5])
             for m in FUNCTION_ROW.finditer(text)}
-    return rows, len(re.findall(r"^AMQ_SQL_(?:FUNCTION|AGGREGATE)\(", text, re.M))
+    rows.update({m[1]: (False, int(m[2]), int(m[3]), "SETTING")
+                 for m in SETTING_ROW.finditer(text)})
+    return rows, len(re.findall(r"^AMQ_SQL_(?:FUNCTION|AGGREGATE|SETTING)\(", text, re.M))
 
 
 def test_registered_functions():
@@ -169,6 +176,12 @@ def test_registered_functions():
         check(pure == (volatility == "IMMUTABLE"),
               f"{key} flags {flags:#x}: DETERMINISTIC | INNOCUOUS should be "
               f"{'set' if volatility == 'IMMUTABLE' else 'clear'} for {volatility}")
+        # A setting is for top-level SQL only, never a view or trigger.
+        check(bool(flags & SQLITE_DIRECTONLY) == (volatility == "SETTING"),
+              f"{key} flags {flags:#x}: DIRECTONLY should be "
+              f"{'set' if volatility == 'SETTING' else 'clear'} for {volatility}")
+    check(any(v == "SETTING" for _, _, _, v in declared.values()),
+          f"{FUNCTION_LIST}: no AMQ_SQL_SETTING row parsed")
 
 
 def test_flags_in_use():
@@ -1668,12 +1681,59 @@ def test_interrupt():
               "the connection works after the interrupt")
 
 
+# ---- working memory and temporary files -------------------------------------------------
+
+WORK_MEM_DEFAULT = 64 << 20
+
+
+def bad_work_mem(got):
+    return (f"amq_work_mem: bytes must be an integer between 65536 and 1099511627776, got {got}: "
+            "pass the working memory in bytes, such as 67108864 for 64 MiB")
+
+
+def test_work_mem():
+    c = connect()
+    check(c.execute("SELECT amq_work_mem()").fetchone()[0] == WORK_MEM_DEFAULT,
+          "amq_work_mem() is 64 MiB until set")
+    check(c.execute("SELECT amq_work_mem(65536)").fetchone()[0] == 65536 and
+          c.execute("SELECT amq_work_mem()").fetchone()[0] == 65536,
+          "amq_work_mem(65536) sets the least and returns it")
+    check(c.execute("SELECT amq_work_mem(1099511627776)").fetchone()[0] == 1 << 40,
+          "amq_work_mem takes up to 1 TiB")
+    check(c.execute("SELECT amq_work_mem(1e6), typeof(amq_work_mem())").fetchone() ==
+          (1000000, "integer"), "an integral REAL is taken, an INTEGER given back")
+    check(connect().execute("SELECT amq_work_mem()").fetchone()[0] == WORK_MEM_DEFAULT,
+          "amq_work_mem is per connection")
+    check(one("SELECT amq_work_mem()") == WORK_MEM_DEFAULT, "db keeps its own")
+    for value, got in (("65535", "65535"), ("0", "0"), ("-1", "-1"),
+                       ("1099511627777", "1099511627777"), ("'65536'", "text"),
+                       ("65536.5", "real 65536.5"), ("NULL", "null"), ("X'00'", "blob"),
+                       ("9223372036854775807", "9223372036854775807"), ("1e300", "real 1e+300")):
+        got_error = error_of(f"SELECT amq_work_mem({value})", conn=c)
+        check(got_error == bad_work_mem(got),
+              f"amq_work_mem({value})\n     got  {got_error!r}\n     want {bad_work_mem(got)!r}")
+    check(c.execute("SELECT amq_work_mem()").fetchone()[0] == 1000000,
+          "a refused amq_work_mem changes nothing")
+    expect_error("SELECT amq_work_mem(1, 2)", "wrong number of arguments to function amq_work_mem()")
+    # SQLITE_DIRECTONLY: a view or trigger of the schema cannot call it,
+    # whatever trusted_schema says.
+    c.execute("CREATE TABLE t(x)")
+    c.execute("CREATE VIEW v AS SELECT amq_work_mem() AS m")
+    c.execute("CREATE TRIGGER tr AFTER INSERT ON t BEGIN SELECT amq_work_mem(100000); END")
+    for sql in ("SELECT m FROM v", "INSERT INTO t VALUES (1)"):
+        check(error_of(sql, conn=c) == "unsafe use of amq_work_mem()",
+              f"{sql}: {error_of(sql, conn=c)!r}")
+    check(c.execute("SELECT amq_work_mem()").fetchone()[0] == 1000000,
+          "the trigger did not set amq_work_mem")
+
+
 def main():
     tests = [test_registered_functions, test_flags_in_use, test_hashing, test_bloom_functions,
              test_cuckoo_functions, test_nulls, test_errors, test_aggregates, test_interrupt,
              test_same_bytes_every_run, test_cli, test_demo, test_million_rows,
              test_filter_cache, test_layouts, test_counting, test_scalable, test_cuckoo_layouts,
-             test_cuckoo_copies, test_cuckoo_lowest_fpr, test_bulk, test_families]
+             test_cuckoo_copies, test_cuckoo_lowest_fpr, test_bulk, test_families,
+             test_work_mem]
     for test in tests:
         start = time.perf_counter()
         before = failed
