@@ -1,10 +1,12 @@
 /*
  * faults.c - the SQLite extension compiled into this program (SQLITE_CORE)
  * under AddressSanitizer + UndefinedBehaviorSanitizer (leak checking on),
- * driven down its failure paths: every kind of argument and core error, and
- * an out-of-memory at every allocation of a set of statements. A leak or a
- * memory error on any of those paths fails the run; besides, each statement
- * must end in the outcome listed for it.
+ * driven down its failure paths: every kind of argument and core error, an
+ * out-of-memory at every allocation of a set of statements, and a failed
+ * open, write or read of every temporary file a spilling aggregate makes. A
+ * leak or a memory error on any of those paths fails the run; besides, each
+ * statement must end in the outcome listed for it, with every temporary file
+ * closed.
  */
 #include "../core/check.h"
 
@@ -108,6 +110,16 @@ static const char *const ALLOCATING[] = {
     "SELECT cuckoo_add_unique(cuckoo_add_unique(cuckoo_new(100), 1), 1)",
 };
 
+/* Aggregates that spill at amq_work_mem(65536) (a builder then holds 4096
+ * hashes): distinct values, a counting filter's rows, and a cuckoo filter,
+ * over a stored table (a recursive CTE would allocate on every row). */
+#define SPILL_ROWS SERIES(20000) "INSERT INTO spill SELECT i FROM n"
+static const char *const SPILLING[] = {
+    "SELECT bloom_agg(i) FROM spill",
+    "SELECT bloom_agg(i % 50, 0.01, NULL, 'counting') FROM spill",
+    "SELECT cuckoo_agg(i % 9000, 0.01, NULL, 'semisorted') FROM spill",
+};
+
 /* SQLite's allocator with a countdown: when it reaches zero, allocations
  * fail until the countdown is set again. -1 never fails. */
 static sqlite3_mem_methods system_mem;
@@ -129,6 +141,136 @@ static void *faulty_realloc(void *p, int n)
 	if (countdown > 0)
 		countdown--;
 	return system_mem.xRealloc(p, n);
+}
+
+/*
+ * A VFS over the default one whose temporary journals (what amq's aggregates
+ * spill to) fail on demand: the open, write or read its countdown names (0:
+ * the next one) returns an I/O error, once. It counts the files open.
+ */
+enum io_call { IO_OPEN, IO_WRITE, IO_READ, IO_CALLS };
+static const char *const IO_VERB[IO_CALLS] = {"create", "write", "read"};
+static int io_countdown[IO_CALLS] = {-1, -1, -1};
+static bool io_reached;
+static int temp_open, temp_opened;
+static sqlite3_vfs *real_vfs;
+
+struct shim_file {
+	sqlite3_file base;
+	sqlite3_file *real; /* the default VFS's file, right after this struct */
+};
+
+static bool io_fails(enum io_call call)
+{
+	if (io_countdown[call] < 0 || io_countdown[call]-- > 0)
+		return false;
+	io_reached = true;
+	return true;
+}
+
+static sqlite3_file *real_file(sqlite3_file *f)
+{
+	return ((struct shim_file *)f)->real;
+}
+
+static int shim_close(sqlite3_file *f)
+{
+	temp_open--;
+	return real_file(f)->pMethods->xClose(real_file(f));
+}
+
+static int shim_read(sqlite3_file *f, void *buf, int n, sqlite3_int64 offset)
+{
+	if (io_fails(IO_READ))
+		return SQLITE_IOERR_READ;
+	return real_file(f)->pMethods->xRead(real_file(f), buf, n, offset);
+}
+
+static int shim_write(sqlite3_file *f, const void *buf, int n, sqlite3_int64 offset)
+{
+	if (io_fails(IO_WRITE))
+		return SQLITE_IOERR_WRITE;
+	return real_file(f)->pMethods->xWrite(real_file(f), buf, n, offset);
+}
+
+static int shim_truncate(sqlite3_file *f, sqlite3_int64 size)
+{
+	return real_file(f)->pMethods->xTruncate(real_file(f), size);
+}
+
+static int shim_sync(sqlite3_file *f, int flags)
+{
+	return real_file(f)->pMethods->xSync(real_file(f), flags);
+}
+
+static int shim_file_size(sqlite3_file *f, sqlite3_int64 *size)
+{
+	return real_file(f)->pMethods->xFileSize(real_file(f), size);
+}
+
+static int shim_lock(sqlite3_file *f, int level)
+{
+	return real_file(f)->pMethods->xLock(real_file(f), level);
+}
+
+static int shim_unlock(sqlite3_file *f, int level)
+{
+	return real_file(f)->pMethods->xUnlock(real_file(f), level);
+}
+
+static int shim_check_reserved_lock(sqlite3_file *f, int *out)
+{
+	return real_file(f)->pMethods->xCheckReservedLock(real_file(f), out);
+}
+
+static int shim_file_control(sqlite3_file *f, int op, void *arg)
+{
+	return real_file(f)->pMethods->xFileControl(real_file(f), op, arg);
+}
+
+static int shim_sector_size(sqlite3_file *f)
+{
+	return real_file(f)->pMethods->xSectorSize(real_file(f));
+}
+
+static int shim_device_characteristics(sqlite3_file *f)
+{
+	return real_file(f)->pMethods->xDeviceCharacteristics(real_file(f));
+}
+
+static const sqlite3_io_methods shim_methods = {
+    .iVersion = 1,
+    .xClose = shim_close,
+    .xRead = shim_read,
+    .xWrite = shim_write,
+    .xTruncate = shim_truncate,
+    .xSync = shim_sync,
+    .xFileSize = shim_file_size,
+    .xLock = shim_lock,
+    .xUnlock = shim_unlock,
+    .xCheckReservedLock = shim_check_reserved_lock,
+    .xFileControl = shim_file_control,
+    .xSectorSize = shim_sector_size,
+    .xDeviceCharacteristics = shim_device_characteristics,
+};
+
+static int shim_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags, int *out)
+{
+	(void)vfs;
+	if (!(flags & SQLITE_OPEN_TEMP_JOURNAL))
+		return real_vfs->xOpen(real_vfs, name, f, flags, out);
+	struct shim_file *shim = (struct shim_file *)f;
+	shim->base.pMethods = NULL;
+	if (io_fails(IO_OPEN))
+		return SQLITE_CANTOPEN;
+	shim->real = (sqlite3_file *)(shim + 1);
+	int rc = real_vfs->xOpen(real_vfs, name, shim->real, flags, out);
+	if (rc == SQLITE_OK) {
+		shim->base.pMethods = &shim_methods;
+		temp_open++;
+		temp_opened++;
+	}
+	return rc;
 }
 
 /* Runs sql to the end with ?1 bound to filter; returns the final code. */
@@ -201,7 +343,78 @@ int main(void)
 		}
 	}
 	sqlite3_close(db);
-	printf("sqlite faults: %zu failing statements, %d injected allocation failures\n",
-	       sizeof(FAILING) / sizeof(FAILING[0]), injected);
+
+	/* The spilling aggregates on a connection of the failing VFS: each
+	 * open, write and read of a temporary file fails in turn, then each
+	 * allocation. */
+	static sqlite3_vfs shim_vfs;
+	real_vfs = sqlite3_vfs_find(NULL);
+	shim_vfs = *real_vfs;
+	shim_vfs.zName = "amq_faults";
+	shim_vfs.szOsFile = (int)sizeof(struct shim_file) + real_vfs->szOsFile;
+	shim_vfs.xOpen = shim_open;
+	shim_vfs.pNext = NULL;
+	if (sqlite3_vfs_register(&shim_vfs, 0) != SQLITE_OK ||
+	    sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+			    "amq_faults") != SQLITE_OK ||
+	    sqlite3_amq_init(db, &errmsg, NULL) != SQLITE_OK) {
+		fprintf(stderr, "cannot open the database with amq on the failing VFS: %s\n",
+			errmsg);
+		return 1;
+	}
+	CHECK(run(db, "SELECT amq_work_mem(65536)", NULL, 0) == SQLITE_DONE &&
+		  run(db, "CREATE TABLE spill(i INTEGER)", NULL, 0) == SQLITE_DONE &&
+		  run(db, SPILL_ROWS, NULL, 0) == SQLITE_DONE,
+	      "amq_work_mem and the rows: %s", sqlite3_errmsg(db));
+	int io_injected = 0, spill_injected = 0;
+	for (size_t i = 0; i < sizeof(SPILLING) / sizeof(SPILLING[0]); i++) {
+		temp_opened = 0;
+		CHECK(run(db, SPILLING[i], NULL, 0) == SQLITE_DONE && temp_opened > 0 &&
+			  temp_open == 0,
+		      "%s: %s, %d temporary files opened, %d open", SPILLING[i], sqlite3_errmsg(db),
+		      temp_opened, temp_open);
+		for (int call = 0; call < IO_CALLS; call++) {
+			char want[64];
+			snprintf(want, sizeof(want),
+				 "could not %s a temporary file: ", IO_VERB[call]);
+			for (int k = 0;; k++) {
+				io_countdown[call] = k;
+				io_reached = false;
+				int rc = run(db, SPILLING[i], NULL, 0);
+				io_countdown[call] = -1;
+				CHECK(temp_open == 0, "%s failing %s %d: %d temporary files open",
+				      SPILLING[i], IO_VERB[call], k, temp_open);
+				if (!io_reached) {
+					CHECK(rc == SQLITE_DONE, "%s with %d %ss: %d", SPILLING[i],
+					      k, IO_VERB[call], rc);
+					break;
+				}
+				CHECK(rc == SQLITE_IOERR &&
+					  strncmp(sqlite3_errmsg(db), want, strlen(want)) == 0,
+				      "%s failing %s %d: returned %d (%s)", SPILLING[i],
+				      IO_VERB[call], k, rc, sqlite3_errmsg(db));
+				io_injected++;
+			}
+		}
+		for (int k = 0;; k++) {
+			countdown = k;
+			int rc = run(db, SPILLING[i], NULL, 0);
+			bool reached = countdown == 0;
+			countdown = -1;
+			CHECK(temp_open == 0 && (rc == SQLITE_DONE || rc == SQLITE_NOMEM),
+			      "%s failing allocation %d: returned %d (%s), %d temporary files open",
+			      SPILLING[i], k, rc, sqlite3_errmsg(db), temp_open);
+			if (!reached)
+				break;
+			spill_injected++;
+		}
+	}
+	sqlite3_close(db);
+	sqlite3_vfs_unregister(&shim_vfs);
+	printf("sqlite faults: %zu failing statements, %d injected allocation failures; "
+	       "%zu spilling statements, %d failed temporary-file calls, %d allocation "
+	       "failures\n",
+	       sizeof(FAILING) / sizeof(FAILING[0]), injected,
+	       sizeof(SPILLING) / sizeof(SPILLING[0]), io_injected, spill_injected);
 	return check_summary();
 }

@@ -7,8 +7,9 @@ function, NULL handling, every error message word for word, the aggregates
 delete / count, byte-identical output, the per-statement filter cache, the
 registered function list, the sqlite3 CLI, and value families (version 4
 filters refuse a value of a family they do not hold; the filters amq 0.3.0
-wrote, tests/fixtures, are read unchecked), and the setting amq_work_mem.
-Prints "N passed, N failed".
+wrote, tests/fixtures, are read unchecked), the setting amq_work_mem, and
+aggregates spilling past it to temporary files (in processes of their own,
+spill_child.py). Prints "N passed, N failed".
 """
 
 import itertools
@@ -20,6 +21,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -1727,13 +1729,83 @@ def test_work_mem():
           "the trigger did not set amq_work_mem")
 
 
+def spill_child(mode, tmpdir, **env):
+    """tests/sqlite/spill_child.py MODE's JSON, run with SQLITE_TMPDIR=tmpdir."""
+    out = subprocess.run([PYTHON, os.path.join(os.path.dirname(__file__), "spill_child.py"), mode],
+                         capture_output=True, text=True,
+                         env=dict(os.environ, SQLITE_TMPDIR=tmpdir, **env), timeout=600)
+    try:
+        return json.loads(out.stdout)
+    except ValueError:
+        check(False, f"spill_child.py {mode}: {out.returncode} {out.stdout!r} {out.stderr!r}")
+        return None
+
+
+def test_spill():
+    """Collecting aggregates past amq_work_mem spill to SQLite's temporary
+    files and still give the same bytes; the files go where SQLite's own go,
+    and none is left open after an aggregate finishes, fails or is
+    interrupted."""
+    with tempfile.TemporaryDirectory() as tmp:
+        got = spill_child("same", tmp)
+        if got is not None:
+            results = got["results"]
+            check(len(results) == 24, f"24 builds, got {len(results)}")
+            for what, r in results.items():
+                check(r["same"], f"{what}: amq_work_mem(65536) gives other bytes than the default")
+                check(r["most_open"] > 0, f"{what}: nothing spilled at amq_work_mem(65536)")
+                check(r["open_after"] == 0, f"{what}: {r['open_after']} files open afterwards")
+            print(f"  {sum(r['same'] for r in results.values())} of {len(results)} builds the "
+                  f"same with 64 KiB, at most {max(r['most_open'] for r in results.values())} "
+                  "temporary files open")
+            check(got["listing"] == [], f"files left in SQLITE_TMPDIR: {got['listing']}")
+
+        got = spill_child("cleanup", tmp)
+        if got is not None:
+            for kind in ("bloom", "cuckoo"):
+                check(got[f"{kind} interrupted"] == ["interrupted", 0],
+                      f"{kind}_agg interrupted while spilling: {got[f'{kind} interrupted']}")
+                check(got[f"{kind} error"] == ["user-defined function raised exception", 0],
+                      f"{kind}_agg failed while spilling: {got[f'{kind} error']}")
+            check(got["after"][0] == 0 and got["after"][1] > 0 and got["after"][2] == 0,
+                  f"the connection spills again afterwards: {got['after']}")
+        check(os.listdir(tmp) == [], f"files left in SQLITE_TMPDIR: {os.listdir(tmp)}")
+
+    # Where the files go: SQLite's temporary directory, by SQLite's rules.
+    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+        for what, sqlite_tmpdir, env, want in (
+                ("SQLITE_TMPDIR", a, {}, a),
+                ("TMPDIR when SQLITE_TMPDIR does not exist", os.path.join(a, "missing"),
+                 {"TMPDIR": b}, b),
+                ("PRAGMA temp_store_directory over SQLITE_TMPDIR", a,
+                 {"TEMP_STORE_DIRECTORY": b}, b)):
+            got = spill_child("where", sqlite_tmpdir, **env)
+            check(got is not None and got["dirs"] == [want] and got["open_after"] == 0,
+                  f"{what}: temporary files in {got and got['dirs']}, want {want}")
+
+    # A temporary file that cannot be written or created: an I/O error with
+    # the system's reason and what to do, and no file left open.
+    with tempfile.TemporaryDirectory() as tmp:
+        got = spill_child("fsize", tmp)
+        want = ("could not write a temporary file: File too large: free space in SQLite's "
+                "temporary directory, or raise amq_work_mem so less spills")
+        check(got == {"error": want, "code": sqlite3.SQLITE_IOERR, "open_after": 0},
+              f"a write past RLIMIT_FSIZE: {got}")
+        got = spill_child("nofile", tmp)
+        want = ("could not create a temporary file: the file could not be opened: check "
+                "SQLite's temporary directory (SQLITE_TMPDIR, TMPDIR, /var/tmp, /tmp) and the "
+                "limit of open files, or raise amq_work_mem so nothing spills")
+        check(got == {"error": want, "code": sqlite3.SQLITE_IOERR, "open_after": 0},
+              f"one file descriptor to spare: {got}")
+
+
 def main():
     tests = [test_registered_functions, test_flags_in_use, test_hashing, test_bloom_functions,
              test_cuckoo_functions, test_nulls, test_errors, test_aggregates, test_interrupt,
              test_same_bytes_every_run, test_cli, test_demo, test_million_rows,
              test_filter_cache, test_layouts, test_counting, test_scalable, test_cuckoo_layouts,
              test_cuckoo_copies, test_cuckoo_lowest_fpr, test_bulk, test_families,
-             test_work_mem]
+             test_work_mem, test_spill]
     for test in tests:
         start = time.perf_counter()
         before = failed
