@@ -537,8 +537,14 @@ amq_status amq_hashbag_add(amq_hashbag *b, uint64_t hash, amq_error *err);
 /* Room for `extra` more hashes at hashes[count..]. */
 amq_status amq_hashbag_reserve(amq_hashbag *b, size_t extra, amq_error *err);
 amq_status amq_hashbag_append(amq_hashbag *b, const uint64_t *hashes, size_t n, amq_error *err);
-/* Sorts the bag in increasing order; returns the number of distinct hashes. */
-size_t amq_hashbag_sort(amq_hashbag *b);
+/* Sorts the bag in increasing order (with scratch memory of its size,
+ * polling the allocator's interrupt check); *distinct = the number of
+ * distinct hashes. On AMQ_INTERRUPTED the hashes are in no order. */
+amq_status amq_hashbag_sort(amq_hashbag *b, uint64_t *distinct, amq_error *err);
+/* Sorts hashes[0..n) in place with scratch[0..n) (its contents lost): the
+ * radix sort of hash sets and bags. False, the hashes in no order, when a's
+ * interrupt check said stop. */
+bool amq_sort_hashes(uint64_t *hashes, uint64_t *scratch, size_t n, const amq_allocator *a);
 void amq_hashbag_free(amq_hashbag *b);
 
 /*

@@ -128,21 +128,27 @@ static uint64_t least_distinct(const amq_builder *b)
 	return least;
 }
 
+/* Sorts bag (b's, or a merged builder's) and writes it as one of b's runs,
+ * leaving it empty. */
+static amq_status spill_bag(amq_builder *b, amq_hashbag *bag, amq_error *err)
+{
+	uint64_t distinct;
+	amq_status st = amq_hashbag_sort(bag, &distinct, err);
+	if (st == AMQ_OK)
+		st = amq_spill_run_add(b, bag->hashes, bag->count, err);
+	if (st == AMQ_OK)
+		bag->count = 0;
+	return st;
+}
+
 /* Called with b's set or bag full: spills it as a sorted run when it may not
  * grow (its buffer would pass half of amq_spill_room, or all of it for the
  * bag) and, for a set, sorting it left it more than half full. */
 static amq_status spill_if_full(amq_builder *b, amq_error *err)
 {
 	size_t room = amq_spill_room(b);
-	if (b->counts_rows) {
-		if (b->bag.capacity <= room / 2)
-			return AMQ_OK;
-		amq_hashbag_sort(&b->bag);
-		amq_status st = amq_spill_run_add(b, b->bag.hashes, b->bag.count, err);
-		if (st == AMQ_OK)
-			b->bag.count = 0;
-		return st;
-	}
+	if (b->counts_rows)
+		return b->bag.capacity <= room / 2 ? AMQ_OK : spill_bag(b, &b->bag, err);
 	if (b->set.capacity <= room / 2)
 		return AMQ_OK;
 	amq_status st = amq_hashset_compact(&b->set, err);
@@ -263,18 +269,10 @@ static amq_status take_run(amq_builder *b, amq_hashset *run, amq_error *err)
 static amq_status merge_bag(amq_builder *b, amq_hashbag *bag, amq_error *err)
 {
 	size_t room = amq_spill_room(b);
-	if (bag->count > room / 8) {
-		amq_hashbag_sort(bag);
-		return amq_spill_run_add(b, bag->hashes, bag->count, err);
-	}
+	if (bag->count > room / 8)
+		return spill_bag(b, bag, err);
 	amq_status st = amq_hashbag_append(&b->bag, bag->hashes, bag->count, err);
-	if (st != AMQ_OK || b->bag.count <= room / 2)
-		return st;
-	amq_hashbag_sort(&b->bag);
-	st = amq_spill_run_add(b, b->bag.hashes, b->bag.count, err);
-	if (st == AMQ_OK)
-		b->bag.count = 0;
-	return st;
+	return st != AMQ_OK || b->bag.count <= room / 2 ? st : spill_bag(b, &b->bag, err);
 }
 
 amq_status amq_builder_merge(amq_builder *b, amq_builder *other, amq_error *err)
@@ -486,7 +484,7 @@ amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)
 	uint64_t distinct = 0;
 	amq_status st = AMQ_OK;
 	if (b->counts_rows)
-		distinct = amq_hashbag_sort(&b->bag);
+		st = amq_hashbag_sort(&b->bag, &distinct, err);
 	else if (order_free || spilled)
 		st = amq_hashset_compact(&b->set, err);
 	else
@@ -570,11 +568,8 @@ amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq
 		body = b->filter.size;
 	} else if (b->nspilled > 0) {
 		/* Counted in one merge, written in a second. */
-		amq_status st = AMQ_OK;
-		if (b->counts_rows)
-			amq_hashbag_sort(&b->bag);
-		else
-			st = amq_hashset_compact(&b->set, err);
+		amq_status st = b->counts_rows ? amq_hashbag_sort(&b->bag, &n, err)
+					       : amq_hashset_compact(&b->set, err);
 		if (st == AMQ_OK)
 			st = amq_spill_reduce(b, AMQ_SPILL_FAN_IN, err);
 		nsources = amq_spill_sources(b, sources);
@@ -585,13 +580,10 @@ amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq
 		k = amq_rice_parameter(last, n);
 		body = 8 + amq_rice_bound(last, n, k);
 	} else {
-		if (b->counts_rows) {
-			amq_hashbag_sort(&b->bag);
-		} else {
-			amq_status st = join_runs(b, err);
-			if (st != AMQ_OK)
-				return st;
-		}
+		amq_status st =
+		    b->counts_rows ? amq_hashbag_sort(&b->bag, &n, err) : join_runs(b, err);
+		if (st != AMQ_OK)
+			return st;
 		hashes = b->counts_rows ? b->bag.hashes : b->set.hashes;
 		n = b->counts_rows ? b->bag.count : b->set.count;
 		body = 8 + amq_rice_size(hashes, n, &k);

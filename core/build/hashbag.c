@@ -3,12 +3,11 @@
  * it does not know how many distinct values it will see. Unlike the hash set
  * it keeps every duplicate, since a counting filter counts each row as an add
  * (bloom_frequency must not fall below the rows of a value): 8 bytes per row.
- * Sorted at the end, so the filter built from it depends only on the
- * multiset, never on row order or on how workers split the rows.
+ * Sorted at the end (the hash set's radix sort, with a scratch copy), so the
+ * filter built from it depends only on the multiset, never on row order or
+ * on how workers split the rows.
  */
 #include "base/internal.h"
-
-#include <stdlib.h>
 
 #define INITIAL_CAPACITY 1024
 
@@ -60,20 +59,23 @@ amq_status amq_hashbag_append(amq_hashbag *b, const uint64_t *hashes, size_t n, 
 	return st;
 }
 
-static int compare_hashes(const void *a, const void *b)
+amq_status amq_hashbag_sort(amq_hashbag *b, uint64_t *distinct, amq_error *err)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
-size_t amq_hashbag_sort(amq_hashbag *b)
-{
-	if (b->count > 1)
-		qsort(b->hashes, b->count, sizeof(uint64_t), compare_hashes);
-	size_t distinct = 0;
+	*distinct = 0;
+	if (b->count > 1) {
+		uint64_t *scratch = b->alloc.alloc(b->alloc.ctx, b->count * sizeof(uint64_t));
+		if (scratch == NULL)
+			return amq_fail(err, AMQ_NO_MEMORY,
+					"pass a capacity so the filter streams instead",
+					"out of memory sorting %zu collected hashes", b->count);
+		bool sorted = amq_sort_hashes(b->hashes, scratch, b->count, &b->alloc);
+		b->alloc.free(b->alloc.ctx, scratch);
+		if (!sorted)
+			return amq_fail(err, AMQ_INTERRUPTED, "", "interrupted");
+	}
 	for (size_t i = 0; i < b->count; i++)
-		distinct += i == 0 || b->hashes[i] != b->hashes[i - 1];
-	return distinct;
+		*distinct += i == 0 || b->hashes[i] != b->hashes[i - 1];
+	return AMQ_OK;
 }
 
 void amq_hashbag_free(amq_hashbag *b)

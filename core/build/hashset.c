@@ -124,6 +124,11 @@ static bool radix_sort(uint64_t *data, uint64_t *spare, size_t n, int top, bool 
 	return true;
 }
 
+bool amq_sort_hashes(uint64_t *hashes, uint64_t *scratch, size_t n, const amq_allocator *a)
+{
+	return radix_sort(hashes, scratch, n, 64, false, a);
+}
+
 /* Drops repeats from the sorted a[0..n); returns how many remain. */
 static size_t unique(uint64_t *a, size_t n)
 {

@@ -148,7 +148,7 @@ size_t amq_spill_room(const amq_builder *b)
 		return SIZE_MAX;
 	size_t memory = b->alloc.spill->memory;
 	memory = memory < AMQ_SPILL_MIN_MEMORY ? AMQ_SPILL_MIN_MEMORY : memory;
-	return memory / sizeof(uint64_t) / (b->counts_rows ? 1 : 2);
+	return memory / sizeof(uint64_t) / 2;
 }
 
 amq_status amq_spill_run_write(const amq_builder *b, void *file, const uint64_t *keys, size_t n,

@@ -61,10 +61,9 @@ void amq_merge_report(amq_merge *m, const amq_builder *b, const char *phase);
 amq_status amq_merge_next(amq_merge *m, const uint64_t **keys, size_t *n, amq_error *err);
 void amq_merge_close(amq_merge *m);
 
-/* The most keys a builder holds in memory before it spills: its set's
- * buffer and a compaction's scratch take at most half its memory each; a
- * counting builder's bag (sorted in place) all of it. SIZE_MAX without a
- * spill. */
+/* The most keys a builder holds in memory before it spills: its set's or
+ * bag's buffer and its sort's scratch take at most half its memory each.
+ * SIZE_MAX without a spill. */
 size_t amq_spill_room(const amq_builder *b);
 /* Writes the sorted keys[0..n) as a new run of b's, first merging b's
  * smallest runs into one when it holds AMQ_SPILL_RUNS. */

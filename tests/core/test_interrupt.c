@@ -97,6 +97,7 @@ static void test_builder(void)
 	    {AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED, 3000000},
 	    {AMQ_KIND_BLOOM, AMQ_LAYOUT_SCALABLE, 1000000},
 	    {AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, 1000000},
+	    {AMQ_KIND_BLOOM, AMQ_LAYOUT_COUNTING, 1000000},
 	};
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		amq_filter want, got;
