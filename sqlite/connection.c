@@ -132,8 +132,10 @@ struct temp_file {
 	sqlite3_file file;
 };
 
-/* Bytes per xRead or xWrite call, whose length is an int. */
-#define TEMP_PIECE ((size_t)1 << 30)
+/* Bytes per xRead or xWrite call: at most SQLite's largest page, as SQLite
+ * itself calls them (the unix VFS keeps the low 17 bits of a write's length
+ * and asserts a read's fits them). */
+#define TEMP_PIECE ((size_t)65536)
 
 /* Fills err with a failure of a temporary file: "could not <verb> a
  * temporary file: <reason>" and what to do about it; AMQ_NO_MEMORY when rc
