@@ -3,7 +3,7 @@
 import datetime
 import decimal
 import uuid
-from typing import Any, Dict, Iterable, List, Literal, Optional, Tuple, Union, overload
+from typing import Any, Callable, Dict, Iterable, List, Literal, Optional, Tuple, Union, overload
 
 from _typeshed import ReadableBuffer
 from typing_extensions import Self
@@ -85,10 +85,20 @@ def hash(value: Value) -> int: ...
 def hash(value: None) -> None: ...
 @overload
 def hash(value: Optional[Value]) -> Optional[int]: ...
+# progress(phase, done, total): how the merge of a build that spilled goes.
+# phase is "merging runs" (while the values are read, and before the end), then
+# "counting" and "inserting"; done of total keys read in that phase. Called as a
+# phase starts (done 0), every 2**18 keys and as it ends (done == total), only
+# by a build that spilled (one in memory is quick); an exception it raises
+# stops the build, which raises it.
+Progress = Callable[[str, int, int], object]
+
 # work_mem: the bytes the hashes collected without a capacity may take (None:
 # 64 MiB; 65536 to 2**40) before they spill, as sorted runs, to temporary files
 # in tempfile.gettempdir() (unlinked as made); the filter's bytes are the same.
 def bloom(values: Iterable[Optional[Value]], fpr: float = 0.01, capacity: Optional[int] = None,
-          layout: Optional[str] = None, *, work_mem: Optional[int] = None) -> Filter: ...
+          layout: Optional[str] = None, *, work_mem: Optional[int] = None,
+          progress: Optional[Progress] = None) -> Filter: ...
 def cuckoo(values: Iterable[Optional[Value]], fpr: float = 0.01, capacity: Optional[int] = None,
-           layout: Optional[str] = None, *, work_mem: Optional[int] = None) -> Filter: ...
+           layout: Optional[str] = None, *, work_mem: Optional[int] = None,
+           progress: Optional[Progress] = None) -> Filter: ...

@@ -101,26 +101,59 @@ def key_type(f: Filter, given: Optional[str]) -> str:
 
 
 class Progress:
-    """A progress line on stderr while a large input is read, on a terminal only."""
+    """The progress line of ``amq build`` on stderr, on a terminal only: while a
+    large input is read (keys, and the share of a file's bytes), then through
+    the merge of what the build spilled past --work-mem (merge, amq.bloom's
+    progress=). Redrawn at most five times a second, and at once as the finish
+    starts counting and inserting (each once a build), which may follow the
+    last line drawn closely and last long."""
 
-    def __init__(self, total: Optional[int]):
-        self.total = total
+    def __init__(self) -> None:
+        self.terminal = sys.stderr.isatty()
+        self.total: Optional[int] = None
+        self.reading = False
         self.shown = False
-        self.enabled = sys.stderr.isatty() and (total is None or total >= PROGRESS_BYTES)
         self.last = 0.0
 
+    def read(self, total: Optional[int]) -> None:
+        """Starts an input of total bytes (None: unknown, a pipe); shown when
+        it is at least PROGRESS_BYTES or unknown."""
+        self.total = total
+        self.reading = self.terminal and (total is None or total >= PROGRESS_BYTES)
+
     def update(self, keys: int, done: int) -> None:
-        """Redraws the line at most five times a second."""
-        now = time.monotonic()
-        if not self.enabled or now - self.last < 0.2:
+        """keys read so far of the input, done of its bytes."""
+        if not self.reading:
             return
-        self.last = now
         line = f"amq build: {keys:,} keys"
         if self.total:
-            share = min(done / self.total, 1.0)
-            bar = "#" * int(share * 30)
-            line += f" [{bar:<30}] {share:4.0%}"
-        sys.stderr.write("\r" + line)
+            line += self.bar(done / self.total)
+        self.draw(line)
+
+    def merge(self, phase: str, done: int, total: int) -> None:
+        """amq.bloom's progress: done of total keys read in phase ("merging
+        runs", "counting", "inserting"). A merge of runs shows only while under
+        way: at its start or end its line would stay over the reading's, which
+        goes on at once. The finish's phases show from their start."""
+        finish = phase in ("counting", "inserting")
+        if self.terminal and (finish or 0 < done < total):
+            self.draw(f"amq build: {phase} {done:,} of {total:,} keys"
+                      + self.bar(done / total if total else 1.0), now=finish and done == 0)
+
+    @staticmethod
+    def bar(share: float) -> str:
+        """`` [####      ]  41%`` for share, at most 1."""
+        share = min(share, 1.0)
+        return f" [{'#' * int(share * 30):<30}] {share:4.0%}"
+
+    def draw(self, line: str, now: bool = False) -> None:
+        """Shows line in place of the last one, unless that one is shown and
+        less than 0.2 s old (and not now)."""
+        when = time.monotonic()
+        if self.shown and when - self.last < 0.2 and not now:
+            return
+        self.last = when
+        sys.stderr.write("\r\033[K" + line)
         sys.stderr.flush()
         self.shown = True
 
@@ -129,6 +162,7 @@ class Progress:
         if self.shown:
             sys.stderr.write("\r\033[K")
             sys.stderr.flush()
+            self.shown = False
 
 
 def input_size(stream: IO[bytes]) -> Optional[int]:
@@ -241,6 +275,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     inputs = args.input or ["-"]
 
     names = ["stdin" if path == "-" else path for path in inputs]
+    progress = Progress()
 
     def keys() -> Iterator[object]:
         for path, name in zip(inputs, names):
@@ -248,7 +283,7 @@ def cmd_build(args: argparse.Namespace) -> int:
                 stream = sys.stdin.buffer if path == "-" else open(path, "rb")
             except OSError as e:
                 raise CommandError(name, e.strerror or str(e)) from None
-            progress = Progress(input_size(stream))
+            progress.read(input_size(stream))
             try:
                 yield from read_keys(stream, name, args.type, progress)
             finally:
@@ -257,10 +292,14 @@ def cmd_build(args: argparse.Namespace) -> int:
                     stream.close()
 
     try:
+        # A build that spilled merges its runs: while the keys are read ("merging
+        # runs") and once they all are ("counting", "inserting"), on the same line.
         f = build(keys(), fpr=args.fpr, capacity=args.capacity, layout=args.layout,
-                  work_mem=args.work_mem)
+                  work_mem=args.work_mem, progress=progress.merge if progress.terminal else None)
     except Error as e:
         raise CommandError(", ".join(names), str(e)) from None
+    finally:
+        progress.finish()
     write_filter(f, args.output)
     return 0
 

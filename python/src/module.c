@@ -88,13 +88,71 @@ static const char *python_hint(const char *hint)
 	return hint;
 }
 
+/*
+ * A build's progress= callable and the exception it raised, if any (the
+ * allocator's ctx, and the builder's progress_arg). Core tells
+ * python_progress_report each merge's phase and keys read, from
+ * amq_builder_add (GIL held) or amq_builder_finish (GIL released): it takes
+ * the GIL to call the callable. An exception from it is kept aside, not left
+ * set, since core goes on to the next poll of python_interrupted, which then
+ * says stop; the build re-raises it (progress_reraise) whatever core says, as
+ * it would a KeyboardInterrupt.
+ */
+typedef struct python_progress {
+	PyObject *callable; /* borrowed from the call's arguments; NULL: none */
+#if PY_VERSION_HEX >= 0x030C0000
+	PyObject *raised; /* NULL: nothing raised */
+#else
+	PyObject *raised, *raised_value, *raised_traceback; /* PyErr_Fetch's */
+#endif
+} python_progress;
+
+static void python_progress_report(void *arg, const char *phase, uint64_t done, uint64_t total)
+{
+	python_progress *p = arg;
+	/* Once it raised, never again: the build is stopping. */
+	if (p->callable == NULL || p->raised != NULL)
+		return;
+	PyGILState_STATE gil = PyGILState_Ensure();
+	PyObject *result = PyObject_CallFunction(
+	    p->callable, "sKK", phase, (unsigned long long)done, (unsigned long long)total);
+	if (result == NULL) {
+#if PY_VERSION_HEX >= 0x030C0000
+		p->raised = PyErr_GetRaisedException();
+#else
+		PyErr_Fetch(&p->raised, &p->raised_value, &p->raised_traceback);
+		PyErr_NormalizeException(&p->raised, &p->raised_value, &p->raised_traceback);
+#endif
+	}
+	Py_XDECREF(result);
+	PyGILState_Release(gil);
+}
+
+/* Sets the exception p's callable raised in place of any other (the
+ * amq.Error "interrupted" core's stop would give, a KeyboardInterrupt).
+ * Returns NULL, so callers can return its result. */
+static PyObject *progress_reraise(python_progress *p)
+{
+	PyErr_Clear();
+#if PY_VERSION_HEX >= 0x030C0000
+	PyErr_SetRaisedException(p->raised);
+#else
+	PyErr_Restore(p->raised, p->raised_value, p->raised_traceback);
+#endif
+	p->raised = NULL;
+	return NULL;
+}
+
 /* Ctrl-C while a build sorts and inserts without the GIL: core polls this
  * (amq_allocator's interrupted hook), which takes the GIL to run Python's
  * signal handlers; KeyboardInterrupt (or a handler's exception) is then set,
- * and core stops with AMQ_INTERRUPTED. */
+ * and core stops with AMQ_INTERRUPTED. It stops the same way once the
+ * build's progress callable has raised (ctx, a python_progress). */
 static bool python_interrupted(void *ctx)
 {
-	(void)ctx;
+	const python_progress *p = ctx;
+	if (p->raised != NULL)
+		return true;
 	PyGILState_STATE gil = PyGILState_Ensure();
 	int raised = PyErr_CheckSignals();
 	PyGILState_Release(gil);
@@ -357,18 +415,41 @@ static int work_mem_of(PyObject *arg, size_t *memory)
 	return -1;
 }
 
-/* Feeds one chunk of hashes to a builder. */
+/* Feeds one chunk of hashes to a builder; stops as soon as its progress
+ * callable (b->alloc.ctx) has raised, which a merge of runs in
+ * amq_builder_add may call, even when no poll of core's stopped it. */
 static int build_chunk(void *ctx, const uint64_t *hashes, const bool *nulls, size_t n)
 {
 	amq_builder *b = ctx;
+	python_progress *p = b->alloc.ctx;
 	(void)nulls; /* None is skipped before it gets here */
 	amq_error err;
 	for (size_t i = 0; i < n; i++) {
-		if (amq_builder_add(b, hashes[i], &err) != AMQ_OK) {
+		amq_status st = amq_builder_add(b, hashes[i], &err);
+		if (p->raised != NULL) {
+			progress_reraise(p);
+			return -1;
+		}
+		if (st != AMQ_OK) {
 			amq_py_raise(&err);
 			return -1;
 		}
 	}
+	return 0;
+}
+
+/* The progress argument: None, or a callable. 0, or -1 with TypeError set. */
+static int progress_of(PyObject *arg, python_progress *p)
+{
+	*p = (python_progress){.callable = NULL};
+	if (arg == Py_None)
+		return 0;
+	if (!PyCallable_Check(arg)) {
+		PyErr_Format(PyExc_TypeError, "progress must be callable or None, got %.100s",
+			     Py_TYPE(arg)->tp_name);
+		return -1;
+	}
+	p->callable = arg;
 	return 0;
 }
 
@@ -382,14 +463,18 @@ static int build_chunk(void *ctx, const uint64_t *hashes, const bool *nulls, siz
  * mixed list gives a mixed filter. work_mem (keyword only) bounds the memory
  * of the hashes collected without a capacity: past it they go, as sorted
  * runs, to temporary files (build_spill), and the bytes are the same.
+ * progress (keyword only) hears each merge of those runs
+ * (python_progress_report); a build that fits in memory never calls it.
  */
 static PyObject *build(amq_kind kind, PyObject *args, PyObject *kwargs)
 {
-	static char *keywords[] = {"values", "fpr", "capacity", "layout", "work_mem", NULL};
-	PyObject *values, *capacity_arg = Py_None, *layout_arg = Py_None, *work_mem_arg = Py_None;
+	static char *keywords[] = {"values",   "fpr",	   "capacity", "layout",
+				   "work_mem", "progress", NULL};
+	PyObject *values, *capacity_arg = Py_None, *layout_arg = Py_None, *work_mem_arg = Py_None,
+			  *progress_arg = Py_None;
 	double fpr = 0.01;
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|dOO$O", keywords, &values, &fpr,
-					 &capacity_arg, &layout_arg, &work_mem_arg))
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|dOO$OO", keywords, &values, &fpr,
+					 &capacity_arg, &layout_arg, &work_mem_arg, &progress_arg))
 		return NULL;
 	amq_error err;
 	if (amq_check_fpr(fpr, &err) != AMQ_OK)
@@ -429,6 +514,9 @@ static PyObject *build(amq_kind kind, PyObject *args, PyObject *kwargs)
 	size_t memory;
 	if (work_mem_of(work_mem_arg, &memory) < 0)
 		return NULL;
+	python_progress progress;
+	if (progress_of(progress_arg, &progress) < 0)
+		return NULL;
 	/* Lives as long as the builder, which holds a pointer to it. */
 	python_spill spill;
 	if (build_spill(&spill, memory) < 0)
@@ -436,12 +524,18 @@ static PyObject *build(amq_kind kind, PyObject *args, PyObject *kwargs)
 	PyObject *result = NULL;
 	amq_builder b;
 	amq_allocator a = amq_malloc_allocator;
+	a.ctx = &progress; /* amq_malloc_allocator's alloc and free take none */
 	a.interrupted = python_interrupted;
 	a.spill = &spill.spill;
 	if (amq_builder_init(&b, kind, layout, fpr, capacity, AMQ_DEFAULT_SEED, &a, &err) !=
 	    AMQ_OK) {
 		amq_py_raise(&err);
 		goto done;
+	}
+	/* Core calls it only while it merges spilled runs. */
+	if (progress.callable != NULL) {
+		b.progress = python_progress_report;
+		b.progress_arg = &progress;
 	}
 	/* Room for a sized input's hashes at once; only a hint, so a length
 	 * that cannot be had or reserved changes nothing. */
@@ -464,15 +558,23 @@ static PyObject *build(amq_kind kind, PyObject *args, PyObject *kwargs)
 	amq_filter f;
 	amq_status st;
 	/* Sorting, merging the spilled runs and inserting the hashes touch no
-	 * Python object (the spill callbacks neither). */
+	 * Python object (the spill callbacks neither; the progress callable
+	 * takes the GIL). */
 	Py_BEGIN_ALLOW_THREADS;
 	st = amq_builder_finish(&b, &f, &err);
 	amq_builder_free(&b);
 	Py_END_ALLOW_THREADS;
-	if (st != AMQ_OK)
+	/* The callable may raise where no poll follows (a phase's end): the
+	 * filter is then dropped all the same. */
+	if (progress.raised != NULL) {
+		if (st == AMQ_OK)
+			amq_filter_free(&f, &a);
+		progress_reraise(&progress);
+	} else if (st != AMQ_OK) {
 		amq_py_raise(&err);
-	else
+	} else {
 		result = amq_py_filter_take(&f);
+	}
 done:
 	free(spill.path);
 	return result;
@@ -496,21 +598,29 @@ static PyMethodDef module_methods[] = {
      "(seed 0), as a\nsigned integer: amq.hash(3) == amq.hash(3.0) == -2243884999906406229.\n"
      "None (SQL's NULL) gives None, as amq_hash(NULL) is NULL."},
     {"bloom", (PyCFunction)(void (*)(void))module_bloom, METH_VARARGS | METH_KEYWORDS,
-     "bloom(values, fpr=0.01, capacity=None, layout=None, *, work_mem=None) -> Filter\n\n"
+     "bloom(values, fpr=0.01, capacity=None, layout=None, *, work_mem=None, progress=None) "
+     "-> Filter\n\n"
      "A Bloom filter of values, byte for byte what bloom_agg(value, fpr,\ncapacity, layout) "
      "gives over the same values in either engine. Without\na capacity it is sized for the "
      "distinct values; layout is 'blocked'\n(the default), 'classic', 'counting' or "
      "'scalable'. None values are\nskipped, as the aggregate skips NULL. work_mem is the "
      "memory in bytes the\nhashes collected without a capacity may take (default 64 MiB, at "
      "least\n65536); past it they are sorted into unlinked temporary files in\n"
-     "tempfile.gettempdir(), with the same bytes in the end."},
+     "tempfile.gettempdir(), with the same bytes in the end. progress, a\ncallable "
+     "progress(phase, done, total), hears how the merge of those\nfiles goes: phase is "
+     "'merging runs' (while the values are read, and\nbefore the end), then 'counting' and "
+     "'inserting', done of total keys\nread in that phase; called as a phase starts (done 0), "
+     "every 262144\nkeys and as it ends (done == total). Only a build that spilled calls\nit "
+     "(one in memory is quick). An exception it raises stops the build\nand is raised here."},
     {"cuckoo", (PyCFunction)(void (*)(void))module_cuckoo, METH_VARARGS | METH_KEYWORDS,
-     "cuckoo(values, fpr=0.01, capacity=None, layout=None, *, work_mem=None) -> Filter\n\n"
+     "cuckoo(values, fpr=0.01, capacity=None, layout=None, *, work_mem=None, progress=None) "
+     "-> Filter\n\n"
      "A cuckoo filter of values, byte for byte what cuckoo_agg(value, fpr,\ncapacity, layout) "
      "gives: each distinct value once; layout 'b2', 'b4',\n'b8' or 'semisorted' (default: the "
      "fewest bits per item for fpr). None\nvalues are skipped. A capacity too small raises "
      "amq.Error. work_mem as\nfor amq.bloom: the bytes of memory the collected hashes may "
-     "take\n(default 64 MiB) before they spill to temporary files."},
+     "take\n(default 64 MiB) before they spill to temporary files, and progress\nhears their "
+     "merge (phase, done, total) as for amq.bloom: only a build\nthat spilled calls it."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -5,8 +5,11 @@ family the filter does not hold is amq.Error with core's message and Python's
 hint; filters of amq 0.3.0, tests/fixtures, are never checked), the builders,
 work_mem and spilling (the same bytes on every layout; no file or descriptor
 left after success, error or Ctrl-C; a temporary directory that fails is
-amq.Error 58030), amq.load, the namespace, the amq command (-o written whole or
-not at all; keys read by the filter's families; --work-mem) and the README's
+amq.Error 58030), the progress of a spilled build's merge (its phases in order,
+never for a build in memory; a callable that raises stops the build with its
+exception), amq.load, the namespace, the amq command (-o written whole or not at
+all; keys read by the filter's families; --work-mem; its progress line on a
+terminal, through the merge) and the README's
 example of it, run as written, and damaged bytes (mutated filters of every
 kind and layout, the fuzz seed corpus, random bytes): each gives a Filter or amq.Error, never a crash, and amq.Error exactly
 when SQLite refuses the same bytes, with the same words.
@@ -23,12 +26,14 @@ import json
 import os
 import pickle
 import random
+import re
 import shutil
 import sqlite3
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import uuid
 
 import amq
@@ -786,6 +791,19 @@ case("an unhashable value after 300,000", lambda: amq.bloom(values + [object()],
 case("Ctrl-C while hashing a range", lambda: amq.bloom(range(200_000_000), work_mem=65536), 0.05)
 case("Ctrl-C during a build of 3M ints", lambda: amq.cuckoo(list(range(3_000_000)), work_mem=65536),
      0.05)
+
+# A progress callable raising ValueError at phase, when done (None: total).
+def stop_at(phase, done=None):
+    def progress(p, d, total):
+        if p == phase and d == (total if done is None else done):
+            raise ValueError(phase)
+    return progress
+
+for phase, done in (("merging runs", 0), ("counting", 0), ("inserting", None)):
+    case(f"progress raising at {phase}", lambda: amq.bloom(
+        values, work_mem=65536, progress=stop_at(phase, done)))
+    case(f"cuckoo: progress raising at {phase}", lambda: amq.cuckoo(
+        values, work_mem=65536, progress=stop_at(phase, done)))
 if sys.argv[1:] == ["fsize"]:
     import resource
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
@@ -803,7 +821,9 @@ print(json.dumps(out))
 def spill_cleanup(r):
     """A spilling build leaves no file and no open descriptor behind, after
     success, an error (a cuckoo capacity too small, a value that cannot be
-    hashed), and Ctrl-C while it hashes or merges: in a subprocess whose
+    hashed), Ctrl-C while it hashes or merges, and a progress callable that
+    raises ValueError while runs merge during the hashing, as the finish
+    starts counting and as it ends inserting: in a subprocess whose
     TMPDIR is a fresh folder, /proc/self/fd counts the same afterwards and the
     folder is empty (each file is unlinked as it is made). A write past the
     file size limit (RLIMIT_FSIZE, EFBIG) is amq.Error 58030 naming the
@@ -825,7 +845,10 @@ def spill_cleanup(r):
                                ("cuckoo capacity too small", "Error"),
                                ("an unhashable value after 300,000", "TypeError"),
                                ("Ctrl-C while hashing a range", "KeyboardInterrupt"),
-                               ("Ctrl-C during a build of 3M ints", "KeyboardInterrupt")):
+                               ("Ctrl-C during a build of 3M ints", "KeyboardInterrupt"),
+                               *((f"{kind}progress raising at {phase}", "ValueError")
+                                 for kind in ("", "cuckoo: ")
+                                 for phase in ("merging runs", "counting", "inserting"))):
                 r.equal(f"spilling, {name}: {want}, no descriptor open, no file in TMPDIR",
                         got.get(name), [want, 0, []])
             continue
@@ -834,6 +857,107 @@ def spill_cleanup(r):
         r.equal("a write past RLIMIT_FSIZE: amq.Error 58030 naming TMPDIR",
                 got.get("error"), [message, hint, "58030"])
         r.equal("... no descriptor open, no file in TMPDIR", got.get("after"), [0, []])
+
+
+def progress_phases(calls):
+    """The phases of a build's progress calls, each as [name, [done, ...],
+    total], one per start (done 0); or a string saying what is wrong: a call
+    that starts nothing, a total that changes within a phase."""
+    phases = []
+    for phase, done, total in calls:
+        if done == 0:
+            phases.append([phase, [done], total])
+        elif not phases or phases[-1][0] != phase or phases[-1][2] != total:
+            return f"({phase!r}, {done}, {total}) continues no phase started"
+        else:
+            phases[-1][1].append(done)
+    return phases
+
+
+def progress(r):
+    """Issue #32: amq.bloom(..., progress=f) and amq.cuckoo call f(phase,
+    done, total) while a build that spilled merges its runs: "merging runs"
+    (any number of times) while the values are hashed, then "counting" and
+    "inserting" at the finish; done rises within a phase, from 0 to total,
+    every 2**18 keys. A build in memory (or streaming, with a capacity)
+    never calls it. A callable that raises stops the build with its
+    exception, wherever it raises, leaving no descriptor open; a TypeError
+    for anything but a callable or None."""
+    values = SPILL_VALUES["300,000 distinct ints"]
+    for build in (amq.bloom, amq.cuckoo):
+        name = build.__name__
+        calls = []
+        f = build(values, work_mem=65536, progress=lambda *a: calls.append(a))
+        r.equal(f"{name}: a spilled build with progress gives the same bytes", f, build(values))
+        r.check(f"{name}: progress gets (str, int, int)", calls and all(
+            type(p) is str and type(d) is int and type(t) is int for p, d, t in calls), calls[:3])
+        phases = progress_phases(calls)
+        if not r.check(f"{name}: every call continues the phase it started", isinstance(
+                phases, list), phases):
+            continue
+        names = [p[0] for p in phases]
+        merging = names.count("merging runs")
+        r.equal(f"{name}: phases 'merging runs' ({merging} times), then 'counting', then "
+                "'inserting'", names, ["merging runs"] * merging + ["counting", "inserting"])
+        r.check(f"{name}: runs merged while hashing (16 runs of 4096 keys pile up)", merging > 0,
+                merging)
+        bad = [p for p in phases if p[1] != sorted(p[1]) or p[1][-1] != p[2]]
+        r.equal(f"{name}: done rises within each phase and ends at total", bad, [])
+        r.equal(f"{name}: counting and inserting read the 300,000 keys, from 0, in more than "
+                "one call", [(p[0], p[1][0], p[1][-1], p[2], len(p[1]) > 2) for p in phases[-2:]],
+                [(phase, 0, 300000, 300000, True) for phase in ("counting", "inserting")])
+        gaps = [d for p in phases for a, d in zip(p[1], p[1][1:])
+                if d != p[2] and d // 262144 == a // 262144]
+        r.equal(f"{name}: a call every 2**18 keys between start and end", gaps, [])
+        calls.clear()
+        for what, kwargs in (("in memory (default work_mem)", {}),
+                             ("in memory (work_mem 2**30)", {"work_mem": 2**30}),
+                             ("of 3,000 values at work_mem 65536", {"work_mem": 65536})):
+            build(values if "3,000" not in what else values[:3000],
+                  progress=lambda *a: calls.append(a), **kwargs)
+            r.equal(f"{name}: a build {what} never calls progress", calls, [])
+        if build is amq.bloom:
+            build(values, capacity=300_000, work_mem=65536, progress=lambda *a: calls.append(a))
+            r.equal("bloom: a build with a capacity (streaming) never calls progress", calls, [])
+        r.raises(f"{name}: progress=5 is a TypeError", TypeError, build, [1], progress=5,
+                 message="progress must be callable or None, got int")
+        r.raises(f"{name}: progress is keyword-only", TypeError, build, [1], 0.01, None, None,
+                 None, print)
+        r.check(f"{name}: progress=None builds", 1 in build([1], progress=None))
+
+    def fds():
+        return len(os.listdir("/proc/self/fd"))
+
+    for build in (amq.bloom, amq.cuckoo):
+        name = build.__name__
+        total = []
+        build(values, work_mem=65536, progress=lambda *a: total.append(a))
+        wrong = []
+        for n, call in enumerate(total):
+            seen = []
+
+            def stop(*a, n=n, seen=seen):
+                seen.append(a)
+                if len(seen) > n:
+                    raise ValueError(f"stop at call {n}")
+            before = fds()
+            try:
+                build(iter(values), work_mem=65536, progress=stop)
+                wrong.append((n, call, "no exception"))
+            except ValueError as e:
+                if type(e) is not ValueError or str(e) != f"stop at call {n}":
+                    wrong.append((n, call, repr(e)))
+            if fds() != before:
+                wrong.append((n, call, f"{fds() - before} descriptors left open"))
+            if len(seen) != n + 1:
+                wrong.append((n, call, f"called {len(seen) - n - 1} times after raising"))
+        r.equal(f"{name}: a progress raising ValueError at each of its {len(total)} calls stops "
+                "the build with that ValueError (not amq.Error, not KeyboardInterrupt), "
+                "never calling it again, no descriptor left open", wrong, [])
+    r.check("amq works after a progress callable raised", 7 in amq.bloom(values, work_mem=65536)
+            and amq.cuckoo(values, work_mem=65536) == amq.cuckoo(values))
+    r.check("the docstrings say progress", all(
+        "progress=None" in b.__doc__ and "spilled" in b.__doc__ for b in (amq.bloom, amq.cuckoo)))
 
 
 def loading(r):
@@ -888,6 +1012,71 @@ def run_cli(*args, stdin=b""):
     out = subprocess.run([sys.executable, "-m", "amq", *args], input=stdin,
                          capture_output=True, check=False)
     return out.returncode, out.stdout, out.stderr.decode()
+
+
+def run_cli_terminal(*args, stdin=b""):
+    """Runs `python -m amq ARGS` with stderr on a pseudo-terminal; returns
+    (status, stdout bytes, what the terminal showed)."""
+    master, slave = os.openpty()
+    shown = []
+
+    def drain():
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: every writer closed its side
+                break
+            if not data:
+                break
+            shown.append(data)
+    reader = threading.Thread(target=drain)
+    reader.start()
+    try:
+        out = subprocess.run([sys.executable, "-m", "amq", *args], input=stdin,
+                             stdout=subprocess.PIPE, stderr=slave, check=False)
+    finally:
+        os.close(slave)
+        reader.join(60)
+        os.close(master)
+    return out.returncode, out.stdout, b"".join(shown).decode()
+
+
+def command_progress(r):
+    """amq build's progress line on a terminal goes on through the merge of a
+    build that spilled: "amq build: counting N of 300,000 keys [###   ] 41%",
+    then inserting, on the line the reading drew, cleared at the end; the
+    output is the same bytes. A build in memory draws no merge; without a
+    terminal nothing is drawn."""
+    many = b"".join(b"%d\n" % i for i in range(300_000))
+    status, out, shown = run_cli_terminal("build", "--type", "int", "--work-mem", "65536",
+                                          stdin=many)
+    r.check("build --work-mem 65536 on a terminal: amq.bloom's bytes", status == 0 and
+            amq.Filter(out) == amq.bloom(range(300_000)), (status, shown))
+    line = re.compile(r"amq build: (merging runs|counting|inserting) ([\d,]+) of ([\d,]+) keys "
+                      r"\[(#*) *\] +(\d+)%")
+    merges = [m.groups() for m in line.finditer(shown)]
+    finish = [m for m in merges if m[0] in ("counting", "inserting")]
+    r.check("... its terminal shows the finish's counting or inserting line", finish and all(
+        m[2] == "300,000" for m in finish), repr(shown[-400:]))
+    r.check("... each line of the merge well formed (done of total, its share)", merges and all(
+        int(m[1].replace(",", "")) <= int(m[2].replace(",", "")) and
+        int(m[4]) == round(100 * int(m[1].replace(",", "")) / int(m[2].replace(",", ""))) and
+        len(m[3]) == 30 * int(m[1].replace(",", "")) // int(m[2].replace(",", ""))
+        for m in merges), merges)
+    r.check("... the line is cleared at the end", shown.endswith("\r\x1b[K"), repr(shown[-80:]))
+    status, plain, err = run_cli("build", "--type", "int", "--work-mem", "65536", stdin=many)
+    r.check("... the same bytes as without a terminal, which shows nothing",
+            status == 0 and plain == out and err == "", err)
+    status, out, shown = run_cli_terminal("build", "--type", "int", "--kind", "cuckoo",
+                                          "--work-mem", "65536", stdin=many)
+    r.check("build --kind cuckoo --work-mem 65536 on a terminal: amq.cuckoo's bytes, a "
+            "counting or inserting line", status == 0 and
+            amq.Filter(out) == amq.cuckoo(range(300_000)) and
+            re.search(r"amq build: (counting|inserting) [\d,]+ of 300,000 keys", shown), shown)
+    status, out, shown = run_cli_terminal("build", "--type", "int", stdin=many)
+    r.check("build in memory on a terminal: no merge line",
+            status == 0 and amq.Filter(out) == amq.bloom(range(300_000)) and
+            not line.search(shown), shown)
 
 
 def command(r):
@@ -1242,8 +1431,8 @@ def main():
     Results().run(hash_vectors, filter_basics, none_is_null, mutation, families, old_filters,
                   cuckoo_full, cuckoo_copies,
                   cuckoo_lowest_fpr, combining, builders, interrupts, work_mem_arguments,
-                  spilling, spill_cleanup, loading, namespace,
-                  command,
+                  spilling, spill_cleanup, progress, loading, namespace,
+                  command, command_progress,
                   command_families, readme_commands,
                   lambda r: damaged_bytes(r, seed_dir))
 
