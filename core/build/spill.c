@@ -36,14 +36,16 @@ static amq_status refill(amq_merge_input *in, size_t chunk, amq_error *err)
 	return AMQ_OK;
 }
 
-/* Drops the inputs that have nothing left. */
+/* Drops the inputs that have nothing left, and notes each one's next key. */
 static void drop_empty(amq_merge *m)
 {
 	for (int i = 0; i < m->k;) {
-		if (m->in[i].left == 0)
+		if (m->in[i].left == 0) {
 			m->in[i] = m->in[--m->k];
-		else
+		} else {
+			m->top[i] = *m->in[i].head;
 			i++;
+		}
 	}
 }
 
@@ -101,19 +103,29 @@ amq_status amq_merge_next(amq_merge *m, const uint64_t **keys, size_t *n, amq_er
 	size_t got = 0;
 	uint64_t taken = m->taken;
 	while (got < m->chunk && m->k > 0) {
+		/* The least next key, from a small array the loop keeps in
+		 * registers (a conditional move each, no branch). */
 		int least = 0;
-		for (int i = 1; i < m->k; i++)
-			least = *m->in[i].head < *m->in[least].head ? i : least;
+		uint64_t key = m->top[0];
+		for (int i = 1; i < m->k; i++) {
+			bool less = m->top[i] < key;
+			key = less ? m->top[i] : key;
+			least = less ? i : least;
+		}
 		amq_merge_input *in = &m->in[least];
-		uint64_t key = *in->head++;
+		in->head++;
 		taken++;
 		if (--in->left == 0) {
 			amq_status st = refill(in, m->chunk, err);
 			if (st != AMQ_OK)
 				return st;
-			if (in->left == 0)
+			if (in->left == 0) {
 				*in = m->in[--m->k];
+				m->top[least] = m->top[m->k];
+			}
 		}
+		if (in->left > 0)
+			m->top[least] = *in->head;
 		if (!m->distinct || !m->started || key != m->last)
 			m->out[got++] = key;
 		m->last = key;

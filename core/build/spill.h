@@ -36,6 +36,7 @@ typedef struct amq_merge_input {
  * distinct, else every key of every source (a counting builder's rows). */
 typedef struct amq_merge {
 	amq_merge_input in[AMQ_MERGE_MAX_SOURCES];
+	uint64_t top[AMQ_MERGE_MAX_SOURCES]; /* each input's next key */
 	int k;
 	bool distinct, started;
 	uint64_t last;
