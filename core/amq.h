@@ -620,6 +620,10 @@ typedef struct amq_builder {
 	amq_progress progress;
 	void *progress_arg;
 	amq_allocator alloc;
+	/* What amq_builder_finish allocates its filter with: alloc unless the
+	 * caller wants the result elsewhere (PostgreSQL: the final function's
+	 * context, where it becomes the result in place). */
+	amq_allocator result;
 } amq_builder;
 
 /* A collecting builder checks its distinct values against the size limit
@@ -662,8 +666,8 @@ amq_status amq_builder_exceeds(amq_builder *b, uint64_t limit, bool *exceeds, am
  * more. A fully sorted set (a deserialized state's) with the same allocator
  * moves into b as a run in O(1); other hashes merge in linear time. */
 amq_status amq_builder_merge(amq_builder *b, amq_builder *other, amq_error *err);
-/* A sealed filter (allocated with the builder's allocator, owned by the
- * caller). The builder stays valid and can be freed afterwards. Every builder
+/* A sealed filter (allocated with the builder's result allocator, owned by
+ * the caller). The builder stays valid and can be freed afterwards. Every builder
  * call that sorts, counts or inserts polls the allocator's interrupt check;
  * after AMQ_INTERRUPTED the builder can only be freed. */
 amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err);

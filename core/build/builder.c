@@ -35,7 +35,7 @@ static amq_status set_params(amq_builder *b, amq_kind kind, amq_layout layout, d
 			     amq_error *err)
 {
 	memset(b, 0, sizeof(*b));
-	b->alloc = *a;
+	b->alloc = b->result = *a;
 	amq_hashset_init(&b->set, a);
 	amq_hashbag_init(&b->bag, a);
 	amq_status st = amq_check_fpr(fpr, err);
@@ -375,7 +375,7 @@ static amq_status add_sources(amq_builder *b, amq_filter *out, const amq_merge_s
 {
 	if (n == 1 && sources[0].keys != NULL)
 		return amq_filter_add_collected(out, sources[0].keys, (size_t)sources[0].count,
-						&b->alloc, err);
+						&b->result, err);
 	amq_merge m;
 	amq_status st = amq_merge_open(&m, sources, n, !b->counts_rows, &b->alloc, err);
 	if (st == AMQ_OK)
@@ -384,7 +384,7 @@ static amq_status add_sources(amq_builder *b, amq_filter *out, const amq_merge_s
 		const uint64_t *keys;
 		st = amq_merge_next(&m, &keys, &got, err);
 		if (st == AMQ_OK)
-			st = amq_filter_add_collected(out, keys, got, &b->alloc, err);
+			st = amq_filter_add_collected(out, keys, got, &b->result, err);
 	}
 	amq_merge_close(&m);
 	return st;
@@ -425,13 +425,13 @@ static amq_status finish_collected(amq_builder *b, const amq_merge_source *sourc
 	uint64_t capacity = b->capacity ? b->capacity : distinct;
 	for (;;) {
 		amq_status st = amq_filter_create(out, b->kind, b->layout, capacity, b->fpr,
-						  b->seed, &b->alloc, err);
+						  b->seed, &b->result, err);
 		if (st != AMQ_OK)
 			return st;
 		st = add_sources(b, out, sources, n, err);
 		if (st == AMQ_OK)
 			break;
-		amq_filter_free(out, &b->alloc);
+		amq_filter_free(out, &b->result);
 		if (st != AMQ_FILTER_FULL)
 			return st;
 		const amq_variant *v = amq_variant_find(b->kind, b->layout);
@@ -466,7 +466,7 @@ static amq_status finish_collected(amq_builder *b, const amq_merge_source *sourc
 amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)
 {
 	if (b->streaming) {
-		amq_status st = amq_filter_clone(out, &b->filter, &b->alloc, err);
+		amq_status st = amq_filter_clone(out, &b->filter, &b->result, err);
 		if (st == AMQ_OK) {
 			out->families = b->families;
 			amq_filter_seal(out);
@@ -504,7 +504,7 @@ amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)
 	if (!order_free)
 		return finish_collected(b, sources, n, distinct, out, err);
 	st = amq_filter_create(out, b->kind, b->layout, distinct ? distinct : 1, b->fpr, b->seed,
-			       &b->alloc, err);
+			       &b->result, err);
 	if (st != AMQ_OK)
 		return st;
 	/* Spilled runs in one sorted sweep over the filter; sets in memory
@@ -514,7 +514,7 @@ amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)
 	for (int i = 0; !spilled && st == AMQ_OK && i < n; i++)
 		st = add_sources(b, out, &sources[i], 1, err);
 	if (st != AMQ_OK) {
-		amq_filter_free(out, &b->alloc);
+		amq_filter_free(out, &b->result);
 		return st;
 	}
 	out->items = distinct;

@@ -234,6 +234,9 @@ Datum amq_pg_op_agg_final(FunctionCallInfo fcinfo, const amq_pg_call *call)
 	}
 	b->progress = log_progress;
 	b->progress_arg = (void *)call->name;
+	/* The filter in this call's context, where it becomes the result in
+	 * place: never held twice. */
+	b->result = amq_pg_allocator(CurrentMemoryContext);
 	elog(DEBUG1,
 	     "%s: finishing a filter of %llu rows; %llu bytes in %llu sorted runs written to "
 	     "temporary files past work_mem, %d runs to merge",
@@ -241,8 +244,7 @@ Datum amq_pg_op_agg_final(FunctionCallInfo fcinfo, const amq_pg_call *call)
 	     (unsigned long long)b->spilled_runs, b->nspilled);
 	amq_pg_check(amq_builder_finish(b, &f, &err), &err);
 	elog(DEBUG1, "%s: finished a filter of %llu bytes", call->name, (unsigned long long)f.size);
-	result = amq_pg_filter_to_varlena(&f);
-	amq_filter_free(&f, &b->alloc);
+	result = amq_pg_filter_into_varlena(&f);
 	if (b == &empty)
 		amq_builder_free(&empty);
 	PG_RETURN_POINTER(result);

@@ -61,11 +61,13 @@ void amq_pg_raise(const amq_error *err)
 }
 
 /* palloc in the context passed as ctx; NULL rather than an error on OOM. */
+/* size bytes in ctx and VARHDRSZ spare ones after them, so that a filter
+ * built in them becomes its varlena in place (amq_pg_filter_into_varlena). */
 static void *context_alloc(void *ctx, size_t size)
 {
-	if (size > MaxAllocHugeSize)
+	if (size > MaxAllocHugeSize - VARHDRSZ)
 		return NULL;
-	return MemoryContextAllocExtended((MemoryContext)ctx, size,
+	return MemoryContextAllocExtended((MemoryContext)ctx, size + VARHDRSZ,
 					  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
 }
 

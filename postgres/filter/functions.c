@@ -25,7 +25,6 @@ Datum amq_pg_op_new(FunctionCallInfo fcinfo, const amq_pg_call *call)
 	amq_sql_sizing s;
 	amq_filter f;
 	amq_error err;
-	struct varlena *result;
 
 	amq_sql_sizing_init(&s, call->kind);
 	amq_pg_check(amq_sql_set_capacity(&s, PG_GETARG_INT64(0), &err), &err);
@@ -39,9 +38,7 @@ Datum amq_pg_op_new(FunctionCallInfo fcinfo, const amq_pg_call *call)
 	if (PG_NARGS() > 3)
 		amq_pg_check(amq_sql_set_expansion(&s, call->name, PG_GETARG_INT32(3), &err), &err);
 	amq_pg_check(amq_sql_create(&f, &s, &a, &err), &err);
-	result = amq_pg_filter_to_varlena(&f);
-	amq_filter_free(&f, &a);
-	PG_RETURN_POINTER(result);
+	PG_RETURN_POINTER(amq_pg_filter_into_varlena(&f));
 }
 
 /* bloom_add(filter, value), cuckoo_add(filter, value): a copy with value
@@ -52,7 +49,6 @@ Datum amq_pg_op_new(FunctionCallInfo fcinfo, const amq_pg_call *call)
 Datum amq_pg_op_add(FunctionCallInfo fcinfo, const amq_pg_call *call)
 {
 	amq_allocator a = amq_pg_allocator(CurrentMemoryContext);
-	struct varlena *result;
 	const amq_pg_hasher *h;
 	amq_filter src, f;
 	amq_error err;
@@ -78,9 +74,7 @@ Datum amq_pg_op_add(FunctionCallInfo fcinfo, const amq_pg_call *call)
 	}
 	if (!added)
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
-	result = amq_pg_filter_to_varlena(&f);
-	amq_filter_free(&f, &a);
-	PG_RETURN_POINTER(result);
+	PG_RETURN_POINTER(amq_pg_filter_into_varlena(&f));
 }
 
 /* cuckoo_delete(filter, value), bloom_delete(filter, value): a copy with one
