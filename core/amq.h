@@ -620,9 +620,10 @@ typedef struct amq_builder {
 	amq_progress progress;
 	void *progress_arg;
 	amq_allocator alloc;
-	/* What amq_builder_finish allocates its filter with: alloc unless the
-	 * caller wants the result elsewhere (PostgreSQL: the final function's
-	 * context, where it becomes the result in place). */
+	/* What amq_builder_finish allocates its filter with, and
+	 * amq_builder_serialize its state: alloc unless the caller wants the
+	 * result elsewhere (PostgreSQL: the calling function's context, where
+	 * it becomes the result in place). */
 	amq_allocator result;
 } amq_builder;
 
@@ -672,7 +673,7 @@ amq_status amq_builder_merge(amq_builder *b, amq_builder *other, amq_error *err)
  * after AMQ_INTERRUPTED the builder can only be freed. */
 amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err);
 /* Serialized state for PostgreSQL's parallel aggregates: *out (allocated with
- * the builder's allocator) holds *len bytes. */
+ * the builder's result allocator) holds *len bytes. */
 amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq_error *err);
 amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
 				   const amq_allocator *a, amq_error *err);

@@ -590,7 +590,7 @@ amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq
 	}
 	if (body > SIZE_MAX - STATE_HEADER)
 		return amq_fail(err, AMQ_NO_MEMORY, "", "a filter aggregate state past memory");
-	uint8_t *p = b->alloc.alloc(b->alloc.ctx, STATE_HEADER + (size_t)body);
+	uint8_t *p = b->result.alloc(b->result.ctx, STATE_HEADER + (size_t)body);
 	if (p == NULL)
 		return amq_fail(err, AMQ_NO_MEMORY, "",
 				"out of memory serializing a filter aggregate");
@@ -617,7 +617,7 @@ amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq
 		amq_rice_begin(&w, k, p + STATE_HEADER + 8);
 		amq_status st = pass_sources(b, sources, nsources, &w, &n, &last, err);
 		if (st != AMQ_OK) {
-			b->alloc.free(b->alloc.ctx, p);
+			b->result.free(b->result.ctx, p);
 			return st;
 		}
 		amq_store64le(p + STATE_HEADER, n);

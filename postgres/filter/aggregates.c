@@ -35,11 +35,9 @@ static MemoryContext aggregate_context(FunctionCallInfo fcinfo)
 	return aggctx;
 }
 
-/* A bytea (in CurrentMemoryContext) holding bytes[0..len). */
-static bytea *to_bytea(const void *bytes, size_t len)
+/* Raises when a state of len bytes cannot pass between processes. */
+static void check_state_size(size_t len)
 {
-	bytea *result;
-
 	if (len > MaxAllocSize - VARHDRSZ)
 		ereport(
 		    ERROR, errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -48,6 +46,14 @@ static bytea *to_bytea(const void *bytes, size_t len)
 			   len),
 		    errhint("Run it serially (SET max_parallel_workers_per_gather = 0): the serial "
 			    "aggregate spills to temporary files and has no such limit."));
+}
+
+/* A bytea (in CurrentMemoryContext) holding bytes[0..len). */
+static bytea *to_bytea(const void *bytes, size_t len)
+{
+	bytea *result;
+
+	check_state_size(len);
 	result = palloc(VARHDRSZ + len);
 	SET_VARSIZE(result, VARHDRSZ + len);
 	memcpy(VARDATA(result), bytes, len);
@@ -186,13 +192,13 @@ Datum amq_pg_agg_serialize(PG_FUNCTION_ARGS)
 	uint8_t *state;
 	size_t len;
 	amq_error err;
-	bytea *result;
 
 	aggregate_context(fcinfo);
+	/* Made in this call's context, where it becomes the bytea in place. */
+	b->result = amq_pg_allocator(CurrentMemoryContext);
 	amq_pg_check(amq_builder_serialize(b, &state, &len, &err), &err);
-	result = to_bytea(state, len);
-	b->alloc.free(b->alloc.ctx, state);
-	PG_RETURN_BYTEA_P(result);
+	check_state_size(len);
+	PG_RETURN_BYTEA_P(amq_pg_into_varlena(state, len));
 }
 
 /* Deserial: a builder in the aggregate context from serial's bytes. */
@@ -244,7 +250,7 @@ Datum amq_pg_op_agg_final(FunctionCallInfo fcinfo, const amq_pg_call *call)
 	     (unsigned long long)b->spilled_runs, b->nspilled);
 	amq_pg_check(amq_builder_finish(b, &f, &err), &err);
 	elog(DEBUG1, "%s: finished a filter of %llu bytes", call->name, (unsigned long long)f.size);
-	result = amq_pg_filter_into_varlena(&f);
+	result = amq_pg_into_varlena(f.bytes, f.size);
 	if (b == &empty)
 		amq_builder_free(&empty);
 	PG_RETURN_POINTER(result);

@@ -54,22 +54,20 @@ struct varlena *amq_pg_filter_to_varlena(const amq_filter *f)
 	return v;
 }
 
-struct varlena *amq_pg_filter_into_varlena(amq_filter *f)
+struct varlena *amq_pg_into_varlena(void *bytes, size_t size)
 {
-	struct varlena *v = (struct varlena *)f->bytes;
+	struct varlena *v = bytes;
 	const size_t piece = AMQ_INTERRUPT_EVERY * 64;
 
 	/* Back to front, so that no piece lands on bytes not yet moved. */
-	for (size_t end = f->size; end > 0;) {
+	for (size_t end = size; end > 0;) {
 		size_t start = end > piece ? end - piece : 0;
 
-		memmove((char *)v + VARHDRSZ + start, f->bytes + start, end - start);
+		memmove((char *)v + VARHDRSZ + start, (char *)bytes + start, end - start);
 		end = start;
 		CHECK_FOR_INTERRUPTS();
 	}
-	SET_VARSIZE(v, VARHDRSZ + f->size);
-	f->bytes = NULL;
-	f->payload = NULL;
+	SET_VARSIZE(v, VARHDRSZ + size);
 	return v;
 }
 

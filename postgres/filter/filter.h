@@ -119,11 +119,11 @@ struct varlena *amq_pg_copy_filter(Datum d, const amq_pg_call *call, const char 
 
 /* A new varlena (in CurrentMemoryContext) holding f's bytes. */
 struct varlena *amq_pg_filter_to_varlena(const amq_filter *f);
-/* The varlena of f, made of f's own buffer, which must come from
- * amq_pg_allocator (whose VARHDRSZ spare bytes it uses): its bytes move up
- * in place (in pieces, with the interrupt check between them), so a filter
- * near 1 GiB is never held twice. f is left without a buffer. */
-struct varlena *amq_pg_filter_into_varlena(amq_filter *f);
+/* The varlena of bytes[0..size), made of their own buffer, which must come
+ * from amq_pg_allocator (whose VARHDRSZ spare bytes it uses): they move up in
+ * place (in pieces, with the interrupt check between them), so a filter or
+ * state near 1 GiB is never held twice. The buffer is the varlena's now. */
+struct varlena *amq_pg_into_varlena(void *bytes, size_t size);
 
 /* The result of an aggregate's final function whose state holds the filter
  * f: f sealed (idempotent, so a state may be finished more than once) and

@@ -38,7 +38,7 @@ Datum amq_pg_op_new(FunctionCallInfo fcinfo, const amq_pg_call *call)
 	if (PG_NARGS() > 3)
 		amq_pg_check(amq_sql_set_expansion(&s, call->name, PG_GETARG_INT32(3), &err), &err);
 	amq_pg_check(amq_sql_create(&f, &s, &a, &err), &err);
-	PG_RETURN_POINTER(amq_pg_filter_into_varlena(&f));
+	PG_RETURN_POINTER(amq_pg_into_varlena(f.bytes, f.size));
 }
 
 /* bloom_add(filter, value), cuckoo_add(filter, value): a copy with value
@@ -74,7 +74,7 @@ Datum amq_pg_op_add(FunctionCallInfo fcinfo, const amq_pg_call *call)
 	}
 	if (!added)
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
-	PG_RETURN_POINTER(amq_pg_filter_into_varlena(&f));
+	PG_RETURN_POINTER(amq_pg_into_varlena(f.bytes, f.size));
 }
 
 /* cuckoo_delete(filter, value), bloom_delete(filter, value): a copy with one
