@@ -39,6 +39,17 @@ TEST_BINARIES += $(CORE_BENCH) $(CUCKOO_BENCH)
 bench-release: $(BUILD)/amq.so install
 	@PG_CONFIG=$(PG_CONFIG) bash bench/release/run.sh
 
+# bloom_agg without a capacity past its working memory (it spills sorted runs
+# to temporary files) beside the build with a capacity, 10M to 300M distinct
+# values, in PostgreSQL, SQLite and Python (bench/scale/): time, peak memory
+# per process, bytes spilled (Python: the venv of python/build.mk). About 30
+# minutes on 2 cores; not part of make bench. BENCH_SCALE_ARGS: e.g.
+# "--sizes 1e7 --runs 1", or "--sizes 1e9 --engines pg,python" (1B values).
+.PHONY: bench-scale
+bench-scale: $(BUILD)/amq.so $(BUILD)/python/venv/.installed install
+	@PG_CONFIG=$(PG_CONFIG) bash bench/scale/run.sh $(BUILD)/amq.so $(BUILD)/python/venv/bin/python \
+	  $(BENCH_SCALE_ARGS)
+
 # The packages first, in a make of their own (as for make test).
 bench: deps
 	@$(MAKE) --no-print-directory bench-core bench-cuckoo bench-sqlite bench-pg bench-multi \
