@@ -4,11 +4,13 @@
  *
  * A run is one file of the engine's (amq_spill): its keys in increasing
  * order, 8 bytes each in native order, only ever read back by the process
- * that wrote them. A builder keeps fewer than AMQ_SPILL_RUNS: when it has
- * that many it merges its AMQ_SPILL_FAN_IN smallest into one, so each key
- * is rewritten about log8(keys / memory) times and the disk holds at most
- * about twice the keys. A merge reads each file through a buffer; the
- * buffers share half the builder's memory, between 4 and 64 KiB each.
+ * that wrote them. Runs are tiered by size (tier 0 up to a full buffer, each
+ * next tier 8 times larger): whenever AMQ_SPILL_FAN_IN runs share a tier
+ * they merge into one of the next, so each key is rewritten once a tier,
+ * about log8(keys / memory) times, and the disk holds at most about twice
+ * the keys. A builder never holds AMQ_SPILL_RUNS (7 runs in each of 5 tiers
+ * and some); at that many its smallest merge whatever their tiers. A merge reads each file through
+ * a buffer; the buffers share half the builder's memory, between 4 and 64 KiB each.
  */
 #include "build/spill.h"
 
@@ -187,15 +189,31 @@ void amq_spill_run_end(amq_builder *b, void *file, uint64_t count)
 	b->spilled_runs++;
 }
 
-/* Merges `take` of b's runs, the smallest, into one new run. */
-static amq_status merge_smallest(amq_builder *b, int take, amq_error *err)
+/* The tier of a run of count keys: 0 up to a full buffer of b's, each next
+ * tier AMQ_SPILL_FAN_IN times larger (what merging a tier's runs gives). */
+static int tier(const amq_builder *b, uint64_t count)
+{
+	uint64_t unit = amq_spill_room(b);
+	int t = 0;
+	for (; count > unit && unit <= UINT64_MAX / AMQ_SPILL_FAN_IN; t++)
+		unit *= AMQ_SPILL_FAN_IN;
+	return t;
+}
+
+/* Merges `take` of b's runs into one new run: the smallest, of tier `only`
+ * when it is not negative (there must be that many). */
+static amq_status merge_smallest(amq_builder *b, int take, int only, amq_error *err)
 {
 	amq_merge_source sources[AMQ_SPILL_RUNS];
-	/* Move the smallest runs to the end of b->spilled, one at a time. */
+	/* Move the chosen runs to the end of b->spilled, one at a time. */
 	for (int i = 0; i < take; i++) {
-		int last = b->nspilled - 1 - i, least = last;
-		for (int j = 0; j < last; j++)
-			least = b->spilled[j].count < b->spilled[least].count ? j : least;
+		int last = b->nspilled - 1 - i, least = -1;
+		for (int j = 0; j <= last; j++) {
+			if (only >= 0 && tier(b, b->spilled[j].count) != only)
+				continue;
+			if (least < 0 || b->spilled[j].count < b->spilled[least].count)
+				least = j;
+		}
 		amq_spill_run swap = b->spilled[least];
 		b->spilled[least] = b->spilled[last];
 		b->spilled[last] = swap;
@@ -233,17 +251,37 @@ amq_status amq_spill_reduce(amq_builder *b, int most, amq_error *err)
 	while (b->nspilled > most) {
 		int take = b->nspilled - most + 1;
 		amq_status st =
-		    merge_smallest(b, take < AMQ_SPILL_FAN_IN ? take : AMQ_SPILL_FAN_IN, err);
+		    merge_smallest(b, take < AMQ_SPILL_FAN_IN ? take : AMQ_SPILL_FAN_IN, -1, err);
 		if (st != AMQ_OK)
 			return st;
 	}
 	return AMQ_OK;
 }
 
-/* Makes room for one more run. */
+/* The lowest tier that holds AMQ_SPILL_FAN_IN of b's runs, or -1. */
+static int full_tier(const amq_builder *b)
+{
+	int runs[64] = {0};
+	for (int r = 0; r < b->nspilled; r++)
+		runs[tier(b, b->spilled[r].count)]++;
+	for (int t = 0; t < 64; t++)
+		if (runs[t] >= AMQ_SPILL_FAN_IN)
+			return t;
+	return -1;
+}
+
+/* Makes room for one more run: merges AMQ_SPILL_FAN_IN runs of a tier
+ * while a tier has that many (so runs only ever merge with runs about their
+ * size, and each key is rewritten once a tier), and the smallest if b still
+ * holds AMQ_SPILL_RUNS. */
 static amq_status make_room(amq_builder *b, amq_error *err)
 {
-	return b->nspilled < AMQ_SPILL_RUNS ? AMQ_OK : merge_smallest(b, AMQ_SPILL_FAN_IN, err);
+	amq_status st = AMQ_OK;
+	for (int t = full_tier(b); st == AMQ_OK && t >= 0; t = full_tier(b))
+		st = merge_smallest(b, AMQ_SPILL_FAN_IN, t, err);
+	if (st == AMQ_OK && b->nspilled == AMQ_SPILL_RUNS)
+		st = merge_smallest(b, AMQ_SPILL_FAN_IN, -1, err);
+	return st;
 }
 
 amq_status amq_spill_run_begin(amq_builder *b, void **file, amq_error *err)

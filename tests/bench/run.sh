@@ -25,6 +25,7 @@ BENCHES=(
 	"multi|install|bash bench/multi/run.sh 20000 --runs 1 --customers 10000 --fact 20000|^\| 1GB \| plain \|"
 	"join|install|bash bench/join/run.sh 1|^\| SSB Q2\.1 .*\| 256MB \|"
 	"release|build/amq.so install|bash bench/release/run.sh|^\| text \| [0-9]+ \| "
+	"scale|build/amq.so python install|bash bench/scale/run.sh build/amq.so build/python/venv/bin/python|^\| 0\.1M \| 1 \| "
 )
 
 pass=0
