@@ -606,6 +606,8 @@ typedef struct amq_builder {
 	 * against the size limit (amq_builder_add), once the set passes
 	 * room_from of them (AMQ_BUILDER_ROOM_FROM unless a test lowers it). */
 	uint64_t room, room_from;
+	/* The spilled keys past which it next estimates its distinct ones. */
+	uint64_t estimate_at;
 	/* The bytes its serialized state may take (amq_builder_limit_state; 0:
 	 * no limit). */
 	uint64_t state_max;
@@ -639,9 +641,11 @@ amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, do
 			    uint64_t capacity, uint64_t seed, const amq_allocator *a,
 			    amq_error *err);
 /* Adds one value's hash. A collecting builder without a capacity fails with
- * AMQ_TOO_LARGE as soon as the distinct hashes it has sorted (it sorts as its
- * buffer fills) pass the room of a filter within the size limit: at once, not
- * after the last row. */
+ * AMQ_TOO_LARGE as soon as the distinct hashes it holds for sure pass the room
+ * of a filter within the size limit: in memory the ones it has sorted (it
+ * sorts as its buffer fills), spilled a lower bound estimated from its runs'
+ * smallest keys (too low but once in a billion); at once, not after the last
+ * row. */
 amq_status amq_builder_add(amq_builder *b, uint64_t hash, amq_error *err);
 /* Records the family of a value added: the filter holds every family its
  * builder saw (an aggregate over a mixed column gives a mixed filter). */

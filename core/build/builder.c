@@ -118,14 +118,21 @@ static amq_status check_room(amq_builder *b, uint64_t distinct, amq_error *err)
 			(unsigned long long)b->room, v->layout_name, v->kind_name, b->fpr);
 }
 
-/* The fewest distinct keys b holds for sure: its set's sorted part, or its
- * largest spilled run. */
-static uint64_t least_distinct(const amq_builder *b)
+/* After a spill: once b's runs hold more than room_from keys, and again
+ * each time they grow by an eighth, checks the distinct keys they hold (a
+ * lower bound from their smallest keys, amq_spill_least) against the size
+ * limits, so a build that cannot fit fails while it reads, not after its
+ * last merge. */
+static amq_status check_spilled(amq_builder *b, amq_error *err)
 {
-	uint64_t least = b->set.sorted;
+	uint64_t keys = 0, least;
 	for (int r = 0; r < b->nspilled; r++)
-		least = b->spilled[r].count > least ? b->spilled[r].count : least;
-	return least;
+		keys += b->spilled[r].count;
+	if (keys <= b->room_from || keys < b->estimate_at)
+		return AMQ_OK;
+	b->estimate_at = keys + keys / 8;
+	amq_status st = amq_spill_least(b, &least, err);
+	return st == AMQ_OK && least > b->room ? check_room(b, least, err) : st;
 }
 
 /* Sorts bag (b's, or a merged builder's) and writes it as one of b's runs,
@@ -147,8 +154,10 @@ static amq_status spill_bag(amq_builder *b, amq_hashbag *bag, amq_error *err)
 static amq_status spill_if_full(amq_builder *b, amq_error *err)
 {
 	size_t room = amq_spill_room(b);
-	if (b->counts_rows)
-		return b->bag.capacity <= room / 2 ? AMQ_OK : spill_bag(b, &b->bag, err);
+	if (b->counts_rows) {
+		amq_status st = b->bag.capacity <= room / 2 ? AMQ_OK : spill_bag(b, &b->bag, err);
+		return st == AMQ_OK && b->bag.count == 0 ? check_spilled(b, err) : st;
+	}
 	if (b->set.capacity <= room / 2)
 		return AMQ_OK;
 	amq_status st = amq_hashset_compact(&b->set, err);
@@ -158,8 +167,7 @@ static amq_status spill_if_full(amq_builder *b, amq_error *err)
 	if (st != AMQ_OK)
 		return st;
 	b->set.count = b->set.sorted = 0;
-	uint64_t least = least_distinct(b);
-	return least > b->room_from && least > b->room ? check_room(b, least, err) : AMQ_OK;
+	return check_spilled(b, err);
 }
 
 /* Collects one key (a hash, or its collect_key), spilling first when b is

@@ -14,6 +14,8 @@
  */
 #include "build/spill.h"
 
+#include <math.h>
+
 #define MIN_CHUNK 512
 #define MAX_CHUNK 8192
 /* Bytes per call of spill->write, for engines whose calls take an int. */
@@ -358,6 +360,38 @@ amq_status amq_spill_run_take(amq_builder *b, amq_spill_run *run, const amq_spil
 	}
 	amq_spill_run_end(b, file, run->count);
 	return AMQ_OK;
+}
+
+/* Keys of the union read by amq_spill_least. */
+#define ESTIMATE_KEYS 4096
+
+amq_status amq_spill_least(amq_builder *b, uint64_t *least, amq_error *err)
+{
+	amq_merge_source sources[AMQ_SPILL_RUNS];
+	for (int r = 0; r < b->nspilled; r++)
+		sources[r] = (amq_merge_source){NULL, b->spilled[r].count, b->spilled[r].file,
+						b->alloc.spill};
+	amq_merge m;
+	amq_status st = amq_merge_open(&m, sources, b->nspilled, true, &b->alloc, err);
+	uint64_t seen = 0, kth = 0;
+	for (size_t got = 1; st == AMQ_OK && got > 0 && seen < ESTIMATE_KEYS;) {
+		const uint64_t *keys;
+		st = amq_merge_next(&m, &keys, &got, err);
+		if (st == AMQ_OK && seen + got >= ESTIMATE_KEYS)
+			kth = keys[ESTIMATE_KEYS - 1 - seen];
+		seen += got;
+	}
+	amq_merge_close(&m);
+	*least = seen;
+	if (st == AMQ_OK && seen >= ESTIMATE_KEYS) {
+		/* k - 1 over the k-th smallest's share of 2^64, less 6 standard
+		 * deviations (1 / sqrt(k - 2) each). */
+		double estimate = (ESTIMATE_KEYS - 1) / ((double)kth / 18446744073709551616.0 +
+							 1.0 / 18446744073709551616.0);
+		double low = estimate * (1.0 - 6.0 / sqrt(ESTIMATE_KEYS - 2.0));
+		*least = low > (double)seen ? (uint64_t)low : seen;
+	}
+	return st;
 }
 
 int amq_spill_sources(const amq_builder *b, amq_merge_source *sources)

@@ -404,6 +404,31 @@ static void test_state_limit(void)
 	}
 }
 
+/* A spilling builder whose filter would pass the 1 GiB limit fails while it
+ * reads, by the estimate from its runs' smallest keys, not at its finish: a
+ * blocked filter at fpr 1e-15 cannot hold 1.5 million values (test_builder.c
+ * fails it in memory; test_state_limit shows a state that fits passing). */
+static void test_too_large_spilled(void)
+{
+	struct probe p;
+	amq_allocator a = allocator(&p, AMQ_SPILL_MIN_MEMORY);
+	amq_builder b;
+	amq_error err;
+	amq_builder_init(&b, AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED, 1e-15, 0, 0, &a, &err);
+	b.room_from = 100000;
+	amq_status st = AMQ_OK;
+	uint64_t rows = 0;
+	while (st == AMQ_OK && rows < 4000000)
+		st = amq_builder_add(&b, amq_hash_int((int64_t)rows++, 0), &err);
+	CHECK(st == AMQ_TOO_LARGE && rows < 1500000 &&
+		  strstr(err.message,
+			 " distinct values and more: a blocked bloom filter of them at "
+			 "fpr 1e-15 would pass the 1 GiB limit") != NULL,
+	      "failed after %llu rows: %s", (unsigned long long)rows, err.message);
+	amq_builder_free(&b);
+	CHECK(p.files == 0 && p.live == 0, "closed and freed");
+}
+
 /* A leader that decodes a large state straight into a run refuses a state
  * cut short with the reader's error; a flipped byte is an error or another
  * valid state (the state has no checksum: a flipped low bit of a gap is
@@ -508,5 +533,6 @@ int main(void)
 	test_state_limit();
 	test_progress();
 	test_damaged_state();
+	test_too_large_spilled();
 	return check_summary();
 }
