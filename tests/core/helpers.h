@@ -1,9 +1,10 @@
 /*
  * helpers.h - what several core tests share: freeing filters, stand-in
  * hashes, the fills and reads of the cuckoo tests, the probe tally of the
- * Bloom placement tests, and the two-builder aggregate of the counting and
- * scalable tests. Every function is static inline, so each test takes only
- * what it uses.
+ * Bloom placement tests, the two-builder aggregate of the counting and
+ * scalable tests, and the counting allocator of the interrupt and spill
+ * tests. Every function is static inline, so each test takes only what it
+ * uses.
  */
 #ifndef AMQ_TEST_HELPERS_H
 #define AMQ_TEST_HELPERS_H
@@ -163,6 +164,45 @@ static inline void aggregate(amq_layout layout, uint64_t capacity, int64_t n, in
 	CHECK(amq_builder_finish(&b[0], out, &err) == AMQ_OK, "finish: %s", err.message);
 	amq_builder_free(&b[0]);
 	amq_builder_free(&b[1]);
+}
+
+/* A malloc allocator that counts its live blocks, and an interrupt hook
+ * that says stop at its stop_at-th poll (0: never): what the tests of
+ * interrupts and spills check every path against. A test that keeps more
+ * puts a struct probe first in a struct of its own. */
+struct probe {
+	long live;
+	long polls;
+	long stop_at;
+};
+
+static inline void *probe_alloc(void *ctx, size_t size)
+{
+	struct probe *p = ctx;
+	void *ptr = amq_malloc_allocator.alloc(NULL, size);
+	p->live += ptr != NULL;
+	return ptr;
+}
+
+static inline void probe_free(void *ctx, void *ptr)
+{
+	struct probe *p = ctx;
+	p->live -= ptr != NULL;
+	amq_malloc_allocator.free(NULL, ptr);
+}
+
+static inline bool probe_interrupted(void *ctx)
+{
+	struct probe *p = ctx;
+	p->polls++;
+	return p->stop_at != 0 && p->polls >= p->stop_at;
+}
+
+static inline amq_allocator probe_allocator(struct probe *p, long stop_at)
+{
+	*p = (struct probe){.stop_at = stop_at};
+	return (amq_allocator){
+	    .alloc = probe_alloc, .free = probe_free, .ctx = p, .interrupted = probe_interrupted};
 }
 
 #endif

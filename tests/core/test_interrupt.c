@@ -6,52 +6,16 @@
  */
 #include "amq.h"
 #include "check.h"
+#include "helpers.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* A malloc allocator that counts live blocks, and an interrupt hook that
- * says stop at its stop_at-th poll (0: never). */
-struct probe {
-	long live;
-	long polls;
-	long stop_at;
-};
-
-static void *probe_alloc(void *ctx, size_t size)
-{
-	struct probe *p = ctx;
-	void *ptr = amq_malloc_allocator.alloc(NULL, size);
-	p->live += ptr != NULL;
-	return ptr;
-}
-
-static void probe_free(void *ctx, void *ptr)
-{
-	struct probe *p = ctx;
-	p->live -= ptr != NULL;
-	amq_malloc_allocator.free(NULL, ptr);
-}
-
-static bool probe_interrupted(void *ctx)
-{
-	struct probe *p = ctx;
-	p->polls++;
-	return p->stop_at != 0 && p->polls >= p->stop_at;
-}
-
-static amq_allocator allocator(struct probe *p, long stop_at)
-{
-	*p = (struct probe){.stop_at = stop_at};
-	return (amq_allocator){
-	    .alloc = probe_alloc, .free = probe_free, .ctx = p, .interrupted = probe_interrupted};
-}
 
 /* Clearing a filter of about 120 MB polls about every 16 MiB. */
 static void test_create(void)
 {
 	struct probe p;
-	amq_allocator a = allocator(&p, 0);
+	amq_allocator a = probe_allocator(&p, 0);
 	amq_filter f;
 	amq_error err;
 	CHECK(amq_filter_create(&f, AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED, 100000000, 0.01, 0, &a,
@@ -61,7 +25,7 @@ static void test_create(void)
 	CHECK(p.polls >= want && p.polls <= want + 1, "%ld polls clearing %zu bytes", p.polls,
 	      f.size);
 	amq_filter_free(&f, &a);
-	a = allocator(&p, 2);
+	a = probe_allocator(&p, 2);
 	CHECK(amq_filter_create(&f, AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED, 100000000, 0.01, 0, &a,
 				&err) == AMQ_INTERRUPTED &&
 		  strcmp(err.message, "interrupted") == 0 && p.polls == 2 && p.live == 0,
@@ -103,7 +67,7 @@ static void test_builder(void)
 		amq_filter want, got;
 		build(cases[c].kind, cases[c].layout, cases[c].n, &amq_malloc_allocator, &want);
 		struct probe p;
-		amq_allocator a = allocator(&p, 0);
+		amq_allocator a = probe_allocator(&p, 0);
 		CHECK(build(cases[c].kind, cases[c].layout, cases[c].n, &a, &got) == AMQ_OK &&
 			  got.size == want.size && memcmp(got.bytes, want.bytes, want.size) == 0,
 		      "case %zu: never stopping changes no byte", c);
@@ -114,7 +78,7 @@ static void test_builder(void)
 		/* Stop at the first polls, one in the middle, and the last. */
 		long stops[] = {1, 2, 3, polls / 2, polls};
 		for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++) {
-			a = allocator(&p, stops[i] > 0 ? stops[i] : 1);
+			a = probe_allocator(&p, stops[i] > 0 ? stops[i] : 1);
 			amq_status st = build(cases[c].kind, cases[c].layout, cases[c].n, &a, &got);
 			if (st == AMQ_OK)
 				amq_filter_free(&got, &a);

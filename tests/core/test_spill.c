@@ -8,46 +8,27 @@
  */
 #include "amq.h"
 #include "check.h"
+#include "helpers.h"
 #include "format/variant.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 /* Temporary "files" in memory: the spill of these tests counts the open
- * ones and fails its fail_at-th create or write (0: never); the allocator
- * counts live blocks and says stop at its stop_at-th poll (0: never). */
+ * ones and fails its fail_at-th create or write (0: never), beside the probe
+ * allocator (helpers.h: live blocks, a stop at its stop_at-th poll). */
 struct mem_file {
 	uint8_t *data;
 	size_t len, cap;
 };
 
-struct probe {
-	long live, files, calls, fail_at, polls, stop_at, created;
+struct spill_probe {
+	struct probe base; /* first: the allocator's ctx is either */
+	long files, calls, fail_at, created;
 	amq_spill spill;
 };
 
-static void *probe_alloc(void *ctx, size_t size)
-{
-	struct probe *p = ctx;
-	void *ptr = amq_malloc_allocator.alloc(NULL, size);
-	p->live += ptr != NULL;
-	return ptr;
-}
-
-static void probe_free(void *ctx, void *ptr)
-{
-	struct probe *p = ctx;
-	p->live -= ptr != NULL;
-	amq_malloc_allocator.free(NULL, ptr);
-}
-
-static bool probe_interrupted(void *ctx)
-{
-	struct probe *p = ctx;
-	return p->stop_at != 0 && ++p->polls >= p->stop_at;
-}
-
-static bool fails(struct probe *p, amq_error *err)
+static bool fails(struct spill_probe *p, amq_error *err)
 {
 	if (p->fail_at == 0 || ++p->calls < p->fail_at)
 		return false;
@@ -59,7 +40,7 @@ static bool fails(struct probe *p, amq_error *err)
 
 static void *file_create(void *ctx, amq_error *err)
 {
-	struct probe *p = ctx;
+	struct spill_probe *p = ctx;
 	if (fails(p, err))
 		return NULL;
 	struct mem_file *f = calloc(1, sizeof(*f));
@@ -98,7 +79,7 @@ static amq_status file_read(void *ctx, void *file, uint64_t offset, void *buf, s
 
 static void file_close(void *ctx, void *file)
 {
-	struct probe *p = ctx;
+	struct spill_probe *p = ctx;
 	struct mem_file *f = file;
 	p->files--;
 	free(f->data);
@@ -106,20 +87,18 @@ static void file_close(void *ctx, void *file)
 }
 
 /* An allocator whose builders spill past memory bytes (0: never spill). */
-static amq_allocator allocator(struct probe *p, size_t memory)
+static amq_allocator allocator(struct spill_probe *p, size_t memory)
 {
-	*p = (struct probe){0};
+	*p = (struct spill_probe){0};
+	amq_allocator a = probe_allocator(&p->base, 0);
 	p->spill = (amq_spill){.memory = memory,
 			       .ctx = p,
 			       .create = file_create,
 			       .write = file_write,
 			       .read = file_read,
 			       .close = file_close};
-	return (amq_allocator){.alloc = probe_alloc,
-			       .free = probe_free,
-			       .ctx = p,
-			       .interrupted = probe_interrupted,
-			       .spill = memory ? &p->spill : NULL};
+	a.spill = memory ? &p->spill : NULL;
+	return a;
 }
 
 /* The hashes of the test's rows: `rows` values, every fifth repeated. */
@@ -187,7 +166,7 @@ static void test_same_bytes(void)
 			uint64_t capacity = c ? 150000 : 0;
 			if (capacity && v->order_free)
 				continue; /* streams: never collects */
-			struct probe plain, tiny;
+			struct spill_probe plain, tiny;
 			amq_allocator pa = allocator(&plain, 0);
 			uint8_t *want = NULL;
 			size_t want_size = 0;
@@ -209,9 +188,9 @@ static void test_same_bytes(void)
 				      "%s %s capacity %llu, %d parts: same bytes spilled",
 				      v->kind_name, v->layout_name, (unsigned long long)capacity,
 				      parts);
-				CHECK(tiny.files == 0 && tiny.live == 0,
+				CHECK(tiny.files == 0 && tiny.base.live == 0,
 				      "%s %s: %ld files open, %ld blocks live", v->kind_name,
-				      v->layout_name, tiny.files, tiny.live);
+				      v->layout_name, tiny.files, tiny.base.live);
 				free(got);
 			}
 			free(want);
@@ -224,7 +203,7 @@ static void test_same_bytes(void)
 static void test_mixed_spills(void)
 {
 	const amq_variant *v = amq_variant_find(AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC);
-	struct probe plain, worker, leader;
+	struct spill_probe plain, worker, leader;
 	amq_allocator pa = allocator(&plain, 0);
 	amq_allocator wa = allocator(&worker, AMQ_SPILL_MIN_MEMORY);
 	amq_allocator la = allocator(&leader, 1 << 20);
@@ -249,7 +228,8 @@ static void test_mixed_spills(void)
 	      "same bytes through a copied run");
 	amq_filter_free(&f, &la);
 	amq_builder_free(&b);
-	CHECK(leader.files == 0 && leader.live == 0 && worker.live == 0, "all closed and freed");
+	CHECK(leader.files == 0 && leader.base.live == 0 && worker.base.live == 0,
+	      "all closed and freed");
 	free(want);
 }
 
@@ -261,10 +241,10 @@ static void test_failures(void)
 	const amq_variant *v = amq_variant_find(AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED);
 	for (long at = 1; at <= 60; at += 7) {
 		for (int interrupt = 0; interrupt < 2; interrupt++) {
-			struct probe p;
+			struct spill_probe p;
 			amq_allocator a = allocator(&p, AMQ_SPILL_MIN_MEMORY);
 			if (interrupt)
-				p.stop_at = at;
+				p.base.stop_at = at;
 			else
 				p.fail_at = at;
 			uint8_t *got = NULL;
@@ -275,9 +255,9 @@ static void test_failures(void)
 				  (interrupt && st == AMQ_OK),
 			      "%s at %ld: status %d (%s)", interrupt ? "interrupt" : "failure", at,
 			      (int)st, err.message);
-			CHECK(p.files == 0 && p.live == 0,
+			CHECK(p.files == 0 && p.base.live == 0,
 			      "%s at %ld: %ld files open, %ld blocks live",
-			      interrupt ? "interrupt" : "failure", at, p.files, p.live);
+			      interrupt ? "interrupt" : "failure", at, p.files, p.base.live);
 			free(got);
 		}
 	}
@@ -287,7 +267,7 @@ static void test_failures(void)
  * than AMQ_SPILL_RUNS; a counting builder's runs keep every row. */
 static void test_many_runs(void)
 {
-	struct probe p;
+	struct spill_probe p;
 	amq_allocator a = allocator(&p, AMQ_SPILL_MIN_MEMORY);
 	amq_builder b;
 	amq_error err;
@@ -309,7 +289,7 @@ static void test_many_runs(void)
 	CHECK(f.items == 400000, "every row an add: %llu", (unsigned long long)f.items);
 	amq_filter_free(&f, &a);
 	amq_builder_free(&b);
-	CHECK(p.files == 0 && p.live == 0, "closed and freed");
+	CHECK(p.files == 0 && p.base.live == 0, "closed and freed");
 }
 
 /* The 0.3.0 fixtures' scalable chain (bloom_agg over 1..200 and 'k1'..'k50'):
@@ -364,7 +344,7 @@ static void test_scalable_order(void)
 static void test_state_limit(void)
 {
 	for (int spill = 0; spill < 2; spill++) {
-		struct probe p;
+		struct spill_probe p;
 		amq_allocator a = allocator(&p, spill ? AMQ_SPILL_MIN_MEMORY : 0);
 		amq_builder b;
 		amq_error err;
@@ -400,7 +380,7 @@ static void test_state_limit(void)
 		      "spill %d: 15000 fit: %zu bytes", spill, len);
 		a.free(a.ctx, state);
 		amq_builder_free(&b);
-		CHECK(p.files == 0 && p.live == 0, "closed and freed");
+		CHECK(p.files == 0 && p.base.live == 0, "closed and freed");
 	}
 }
 
@@ -410,7 +390,7 @@ static void test_state_limit(void)
  * fails it in memory; test_state_limit shows a state that fits passing). */
 static void test_too_large_spilled(void)
 {
-	struct probe p;
+	struct spill_probe p;
 	amq_allocator a = allocator(&p, AMQ_SPILL_MIN_MEMORY);
 	amq_builder b;
 	amq_error err;
@@ -426,7 +406,7 @@ static void test_too_large_spilled(void)
 			 "fpr 1e-15 would pass the 1 GiB limit") != NULL,
 	      "failed after %llu rows: %s", (unsigned long long)rows, err.message);
 	amq_builder_free(&b);
-	CHECK(p.files == 0 && p.live == 0, "closed and freed");
+	CHECK(p.files == 0 && p.base.live == 0, "closed and freed");
 }
 
 /* A leader that decodes a large state straight into a run refuses a state
@@ -435,7 +415,7 @@ static void test_too_large_spilled(void)
  * another set of hashes). Either way no file and no block is kept. */
 static void test_damaged_state(void)
 {
-	struct probe p;
+	struct spill_probe p;
 	amq_allocator a = allocator(&p, AMQ_SPILL_MIN_MEMORY);
 	amq_builder b;
 	amq_error err;
@@ -470,7 +450,8 @@ static void test_damaged_state(void)
 	}
 	CHECK(refused == tried && tried > 0, "%ld of %ld states cut short refused", refused, tried);
 	a.free(a.ctx, state);
-	CHECK(p.files == 0 && p.live == 0, "%ld files open, %ld blocks live", p.files, p.live);
+	CHECK(p.files == 0 && p.base.live == 0, "%ld files open, %ld blocks live", p.files,
+	      p.base.live);
 }
 
 /* What the progress hook heard: phases in order, and keys done of total. */
@@ -498,7 +479,7 @@ static void hear(void *arg, const char *phase, uint64_t done, uint64_t total)
  * all its keys; merging runs on the way when there are many. */
 static void test_progress(void)
 {
-	struct probe p;
+	struct spill_probe p;
 	amq_allocator a = allocator(&p, AMQ_SPILL_MIN_MEMORY);
 	amq_builder b;
 	amq_error err;
@@ -520,7 +501,7 @@ static void test_progress(void)
 	      (unsigned long long)h.last_done, (unsigned long long)h.last_total, h.count);
 	amq_filter_free(&f, &a);
 	amq_builder_free(&b);
-	CHECK(p.files == 0 && p.live == 0, "closed and freed");
+	CHECK(p.files == 0 && p.base.live == 0, "closed and freed");
 }
 
 int main(void)
