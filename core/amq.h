@@ -81,7 +81,18 @@ typedef struct amq_error {
  * AMQ_SPILL_MIN_MEMORY. create returns a new empty file (NULL, err set, on
  * failure); write appends to it; read fills buf from offset, all of it;
  * close removes it. Each failure is AMQ_SPILL_FAILED with the engine's words.
+ *
+ * An engine whose builders change processes (PostgreSQL's parallel workers
+ * pass their states to the leader) also hands files over, so a serialized
+ * state carries its runs by name instead of by content (amq_builder_serialize):
+ * hand_over writes file's token (AMQ_SPILL_TOKEN bytes) and gives the file
+ * up, closed but kept; take_over opens the file of a token in the process
+ * that reads the state (NULL, err set, if it is not one of its query's), to
+ * read and close as any other. A file handed over and never taken is the
+ * engine's to remove (PostgreSQL: at the leader's end of transaction). NULL
+ * both where states never leave their process.
  */
+#define AMQ_SPILL_TOKEN 48
 typedef struct amq_spill {
 	size_t memory;
 	void *ctx;
@@ -90,6 +101,9 @@ typedef struct amq_spill {
 	amq_status (*read)(void *ctx, void *file, uint64_t offset, void *buf, size_t len,
 			   amq_error *err);
 	void (*close)(void *ctx, void *file);
+	amq_status (*hand_over)(void *ctx, void *file, uint8_t token[AMQ_SPILL_TOKEN],
+				amq_error *err);
+	void *(*take_over)(void *ctx, const uint8_t token[AMQ_SPILL_TOKEN], amq_error *err);
 } amq_spill;
 
 /* The least working memory a builder takes (PostgreSQL's least work_mem),
@@ -563,11 +577,11 @@ void amq_hashbag_free(amq_hashbag *b);
 #define AMQ_BUILDER_RUNS 8
 
 /* What a long build is doing (amq_builder.progress): phase is "merging runs"
- * (past AMQ_SPILL_RUNS runs, during the build or before its finish),
- * "counting" and "inserting" (the finish's two merges) or "counting" and
- * "serializing" (a parallel state's), done of total keys read in it so far. Called as a phase
- * starts, every AMQ_INTERRUPT_EVERY keys and as it ends (done == total), from the thread that runs
- * the build. */
+ * (past AMQ_SPILL_FAN_IN runs of a tier, during the build or before its
+ * finish), then "counting" and "inserting" (the finish's two merges), done of
+ * total keys read in it so far. Called as a phase starts, every
+ * AMQ_INTERRUPT_EVERY keys and as it ends (done == total), from the thread
+ * that runs the build. */
 typedef void (*amq_progress)(void *arg, const char *phase, uint64_t done, uint64_t total);
 
 /* A sorted run of collected keys a builder wrote to a temporary file of its
@@ -608,9 +622,11 @@ typedef struct amq_builder {
 	uint64_t room, room_from;
 	/* The spilled keys past which it next estimates its distinct ones. */
 	uint64_t estimate_at;
-	/* The bytes its serialized state may take (amq_builder_limit_state; 0:
-	 * no limit). */
+	/* The bytes its serialized state may hold in itself
+	 * (amq_builder_limit_state; 0: no limit), and whether its runs were
+	 * handed over in one (it can then only be freed). */
 	uint64_t state_max;
+	bool handed_over;
 	/* The order of collected keys (the variant's collect_key; NULL: the
 	 * hash itself). */
 	uint64_t (*collect_key)(uint64_t hash);
@@ -653,10 +669,10 @@ static inline void amq_builder_note_family(amq_builder *b, amq_family family)
 {
 	b->families |= (uint8_t)family;
 }
-/* For a builder whose state will be serialized (a parallel worker's): it
- * fails with AMQ_TOO_LARGE as soon as the distinct hashes it holds would
- * take more than max_bytes serialized (about 5 bytes a hash), checked where
- * the filter's limit is, instead of when it is serialized. */
+/* For a builder whose state will be serialized (a parallel worker's): a
+ * state whose hashes would take more than max_bytes in itself (about 5 bytes
+ * a hash) hands them over in a file instead, as a spilled one does
+ * (amq_builder_serialize). */
 void amq_builder_limit_state(amq_builder *b, uint64_t max_bytes);
 /* A hint that about `rows` more values are coming, for a caller that knows
  * (a Python sequence): a collecting builder makes room for them at once
@@ -679,7 +695,11 @@ amq_status amq_builder_merge(amq_builder *b, amq_builder *other, amq_error *err)
  * after AMQ_INTERRUPTED the builder can only be freed. */
 amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err);
 /* Serialized state for PostgreSQL's parallel aggregates: *out (allocated with
- * the builder's result allocator) holds *len bytes. */
+ * the builder's result allocator) holds *len bytes. The hashes of a builder
+ * that spilled, or past its state limit, stay in files its spill hands over
+ * (amq_spill.hand_over): the state names them, and b can only be freed
+ * afterwards; otherwise they are in the state, Golomb-Rice coded. A spill
+ * that cannot hand over fails such a state with AMQ_SPILL_FAILED. */
 amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq_error *err);
 amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
 				   const amq_allocator *a, amq_error *err);

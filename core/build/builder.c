@@ -25,7 +25,7 @@
 #include <math.h>
 
 static const uint8_t STATE_MAGIC[4] = {'A', 'M', 'Q', 'B'};
-#define STATE_VERSION 3
+#define STATE_VERSION 4
 #define STATE_HEADER 48
 #define STATE_FAMILIES 40
 
@@ -75,35 +75,20 @@ amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, do
 	return st;
 }
 
-/* About the bytes amq_builder_serialize takes for n distinct hashes spread
- * over 2^64 (the Rice bound, less the n/8 bytes it allows for). */
-static uint64_t state_bytes(uint64_t n)
-{
-	unsigned k = amq_rice_parameter(UINT64_MAX, n);
-	return STATE_HEADER + 8 + amq_rice_bound(UINT64_MAX, n, k) - n / 8;
-}
-
 void amq_builder_limit_state(amq_builder *b, uint64_t max_bytes)
 {
 	b->state_max = max_bytes;
 }
 
 /* AMQ_TOO_LARGE when a filter of the distinct hashes b holds for sure (a
- * sorted part or run of them) would pass AMQ_MAX_FILTER_BYTES, or their
- * serialized state its limit (amq_builder_add): one sizing per sort of the
- * buffer, which costs far more. */
+ * sorted part or run of them) would pass AMQ_MAX_FILTER_BYTES
+ * (amq_builder_add): one sizing per sort of the buffer, which costs far
+ * more. */
 static amq_status check_room(amq_builder *b, uint64_t distinct, amq_error *err)
 {
 	uint32_t hashes;
 	uint64_t cells;
 	b->room = distinct;
-	if (b->state_max != 0 && state_bytes(distinct) > b->state_max)
-		return amq_fail(err, AMQ_TOO_LARGE,
-				"run the aggregate serially (max_parallel_workers_per_gather = 0): "
-				"it spills to temporary files without this limit",
-				"%llu distinct values and more in one parallel worker: its "
-				"aggregate state would pass %llu bytes",
-				(unsigned long long)distinct, (unsigned long long)b->state_max);
 	if (b->capacity != 0)
 		return AMQ_OK;
 	if (amq_filter_size(b->kind, b->layout, b->room, b->fpr, &hashes, &cells, NULL) !=
@@ -283,8 +268,18 @@ static amq_status merge_bag(amq_builder *b, amq_hashbag *bag, amq_error *err)
 	return st != AMQ_OK || b->bag.count <= room / 2 ? st : spill_bag(b, &b->bag, err);
 }
 
+/* A builder whose runs were handed over (serialize_runs) is asked for more
+ * than its freeing. */
+static amq_status used_again(amq_error *err)
+{
+	return amq_fail(err, AMQ_INVALID_ARGUMENT, "",
+			"a filter aggregate state whose runs were handed over is used again");
+}
+
 amq_status amq_builder_merge(amq_builder *b, amq_builder *other, amq_error *err)
 {
+	if (b->handed_over || other->handed_over)
+		return used_again(err);
 	if (b->kind != other->kind || b->layout != other->layout || b->fpr != other->fpr ||
 	    b->capacity != other->capacity || b->seed != other->seed)
 		return amq_fail(err, AMQ_INCOMPATIBLE,
@@ -473,6 +468,8 @@ static amq_status finish_collected(amq_builder *b, const amq_merge_source *sourc
 
 amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)
 {
+	if (b->handed_over)
+		return used_again(err);
 	if (b->streaming) {
 		amq_status st = amq_filter_clone(out, &b->filter, &b->result, err);
 		if (st == AMQ_OK) {
@@ -533,75 +530,19 @@ amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)
 
 /*
  * State layout (little-endian): "AMQB", version, kind, layout, streaming,
- * fpr as IEEE-754 bits, capacity, seed, rows, the families seen, then n and
- * the n hashes (sorted, distinct; a counting bag's sorted with duplicates) as
- * Golomb-Rice coded gaps (build/rice.h), or the sealed streaming filter.
- * Only ever read back by the same build, but checked as carefully as a
- * filter.
+ * fpr as IEEE-754 bits, capacity, seed, rows, the families seen, the runs
+ * handed over; then the sealed streaming filter, or n and the n hashes
+ * (sorted, distinct; a counting bag's sorted with duplicates) as Golomb-Rice
+ * coded gaps (build/rice.h), or for each run handed over its key count and
+ * its token (amq_spill.hand_over). Only ever read back by the same build,
+ * but checked as carefully as a filter.
  */
-/* One pass over everything b collected (sources[0..n)), in sorted order:
- * into w when w is not NULL, else counted into *count with the largest key
- * in *last. */
-static amq_status pass_sources(amq_builder *b, const amq_merge_source *sources, int n,
-			       amq_rice_writer *w, uint64_t *count, uint64_t *last, amq_error *err)
-{
-	amq_merge m;
-	amq_status st = amq_merge_open(&m, sources, n, !b->counts_rows, &b->alloc, err);
-	if (st == AMQ_OK)
-		amq_merge_report(&m, b, w != NULL ? "serializing" : "counting");
-	*count = 0;
-	for (size_t got = 1; st == AMQ_OK && got > 0;) {
-		const uint64_t *keys;
-		st = amq_merge_next(&m, &keys, &got, err);
-		if (st == AMQ_OK && w != NULL)
-			amq_rice_put(w, keys, got);
-		if (got > 0)
-			*last = keys[got - 1];
-		*count += got;
-	}
-	amq_merge_close(&m);
-	return st;
-}
+#define STATE_RUNS 41
+#define RUN_ENTRY (8 + AMQ_SPILL_TOKEN)
 
-amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq_error *err)
+/* The header of b's state in p[0..STATE_HEADER). */
+static void write_header(const amq_builder *b, uint8_t *p, uint8_t runs)
 {
-	uint64_t body;
-	unsigned k = 0;
-	const uint64_t *hashes = NULL;
-	uint64_t n = 0, last = 0;
-	amq_merge_source sources[AMQ_MERGE_MAX_SOURCES];
-	int nsources = 0;
-	if (b->streaming) {
-		amq_filter_seal(&b->filter);
-		body = b->filter.size;
-	} else if (b->nspilled > 0) {
-		/* Counted in one merge, written in a second. */
-		amq_status st = b->counts_rows ? amq_hashbag_sort(&b->bag, &n, err)
-					       : amq_hashset_compact(&b->set, err);
-		if (st == AMQ_OK)
-			st = amq_spill_reduce(b, AMQ_SPILL_FAN_IN, err);
-		nsources = amq_spill_sources(b, sources);
-		if (st == AMQ_OK)
-			st = pass_sources(b, sources, nsources, NULL, &n, &last, err);
-		if (st != AMQ_OK)
-			return st;
-		k = amq_rice_parameter(last, n);
-		body = 8 + amq_rice_bound(last, n, k);
-	} else {
-		amq_status st =
-		    b->counts_rows ? amq_hashbag_sort(&b->bag, &n, err) : join_runs(b, err);
-		if (st != AMQ_OK)
-			return st;
-		hashes = b->counts_rows ? b->bag.hashes : b->set.hashes;
-		n = b->counts_rows ? b->bag.count : b->set.count;
-		body = 8 + amq_rice_size(hashes, n, &k);
-	}
-	if (body > SIZE_MAX - STATE_HEADER)
-		return amq_fail(err, AMQ_NO_MEMORY, "", "a filter aggregate state past memory");
-	uint8_t *p = b->result.alloc(b->result.ctx, STATE_HEADER + (size_t)body);
-	if (p == NULL)
-		return amq_fail(err, AMQ_NO_MEMORY, "",
-				"out of memory serializing a filter aggregate");
 	uint64_t fpr_bits;
 	memcpy(&fpr_bits, &b->fpr, sizeof(fpr_bits));
 	memset(p, 0, STATE_HEADER);
@@ -615,21 +556,96 @@ amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq
 	amq_store64le(p + 24, b->seed);
 	amq_store64le(p + 32, b->rows);
 	p[STATE_FAMILIES] = b->families;
+	p[STATE_RUNS] = runs;
+}
+
+/* The state of a builder whose keys stay in files: what it holds in memory
+ * becomes runs too, and the state names each run's file by its token. */
+static amq_status serialize_runs(amq_builder *b, uint8_t **out, size_t *len, amq_error *err)
+{
+	const amq_spill *s = b->alloc.spill;
+	if (s == NULL || s->hand_over == NULL)
+		return amq_fail(err, AMQ_SPILL_FAILED, "",
+				"cannot pass a filter aggregate state of %llu values to another "
+				"process: this engine's temporary files stay in theirs",
+				(unsigned long long)b->rows);
+	amq_status st =
+	    b->counts_rows ? spill_bag(b, &b->bag, err) : amq_hashset_compact(&b->set, err);
+	if (st == AMQ_OK && !b->counts_rows) {
+		st = amq_spill_run_add(b, b->set.hashes, b->set.count, err);
+		if (st == AMQ_OK)
+			b->set.count = b->set.sorted = 0;
+	}
+	while (st == AMQ_OK && b->nruns > 0) {
+		amq_hashset *run = &b->runs[b->nruns - 1];
+		st = amq_spill_run_add(b, run->hashes, run->count, err);
+		if (st == AMQ_OK) {
+			amq_hashset_free(run);
+			b->nruns--;
+		}
+	}
+	if (st != AMQ_OK)
+		return st;
+	size_t size = STATE_HEADER + (size_t)b->nspilled * RUN_ENTRY;
+	uint8_t *p = b->result.alloc(b->result.ctx, size);
+	if (p == NULL)
+		return amq_fail(err, AMQ_NO_MEMORY, "",
+				"out of memory serializing a filter aggregate");
+	write_header(b, p, (uint8_t)b->nspilled);
+	/* Each file handed over is no longer b's, even if a later one fails. */
+	b->handed_over = true;
+	for (int r = 0; st == AMQ_OK && r < b->nspilled; r++) {
+		uint8_t *entry = p + STATE_HEADER + (size_t)r * RUN_ENTRY;
+		amq_store64le(entry, b->spilled[r].count);
+		st = s->hand_over(s->ctx, b->spilled[r].file, entry + 8, err);
+		b->spilled[r].file = NULL;
+	}
+	b->nspilled = 0;
+	if (st != AMQ_OK) {
+		b->result.free(b->result.ctx, p);
+		return st;
+	}
+	*out = p;
+	*len = size;
+	return AMQ_OK;
+}
+
+amq_status amq_builder_serialize(amq_builder *b, uint8_t **out, size_t *len, amq_error *err)
+{
+	uint64_t body;
+	unsigned k = 0;
+	const uint64_t *hashes = NULL;
+	uint64_t n = 0;
+	if (b->handed_over)
+		return used_again(err);
+	if (b->streaming) {
+		amq_filter_seal(&b->filter);
+		body = b->filter.size;
+	} else if (b->nspilled > 0) {
+		return serialize_runs(b, out, len, err);
+	} else {
+		amq_status st =
+		    b->counts_rows ? amq_hashbag_sort(&b->bag, &n, err) : join_runs(b, err);
+		if (st != AMQ_OK)
+			return st;
+		hashes = b->counts_rows ? b->bag.hashes : b->set.hashes;
+		n = b->counts_rows ? b->bag.count : b->set.count;
+		body = 8 + amq_rice_size(hashes, n, &k);
+		if (b->state_max != 0 && STATE_HEADER + body > b->state_max)
+			return serialize_runs(b, out, len, err);
+	}
+	if (body > SIZE_MAX - STATE_HEADER)
+		return amq_fail(err, AMQ_NO_MEMORY, "", "a filter aggregate state past memory");
+	uint8_t *p = b->result.alloc(b->result.ctx, STATE_HEADER + (size_t)body);
+	if (p == NULL)
+		return amq_fail(err, AMQ_NO_MEMORY, "",
+				"out of memory serializing a filter aggregate");
+	write_header(b, p, 0);
 	if (b->streaming) {
 		memcpy(p + STATE_HEADER, b->filter.bytes, b->filter.size);
-	} else if (nsources == 0) {
+	} else {
 		amq_store64le(p + STATE_HEADER, n);
 		amq_rice_encode(hashes, n, k, p + STATE_HEADER + 8);
-	} else {
-		amq_rice_writer w;
-		amq_rice_begin(&w, k, p + STATE_HEADER + 8);
-		amq_status st = pass_sources(b, sources, nsources, &w, &n, &last, err);
-		if (st != AMQ_OK) {
-			b->result.free(b->result.ctx, p);
-			return st;
-		}
-		amq_store64le(p + STATE_HEADER, n);
-		body = 8 + amq_rice_end(&w);
 	}
 	*out = p;
 	*len = STATE_HEADER + (size_t)body;
@@ -684,6 +700,29 @@ static amq_status decode_to_run(amq_builder *b, const uint8_t *in, size_t len, s
 	return st;
 }
 
+/* A state whose runs were handed over (serialize_runs): each file taken
+ * over from its token becomes one of b's runs. */
+static amq_status take_runs(amq_builder *b, int runs, const uint8_t *body, size_t len,
+			    amq_error *err)
+{
+	const amq_spill *s = b->alloc.spill;
+	if (b->streaming || runs > AMQ_SPILL_RUNS || len != (size_t)runs * RUN_ENTRY)
+		return bad_state(b, err, "runs do not match their length");
+	if (s == NULL || s->take_over == NULL)
+		return bad_state(b, err, "runs handed over to an engine that cannot take them");
+	for (int r = 0; r < runs; r++) {
+		const uint8_t *entry = body + (size_t)r * RUN_ENTRY;
+		void *file = s->take_over(s->ctx, entry + 8, err);
+		if (file == NULL) {
+			amq_builder_free(b);
+			return AMQ_SPILL_FAILED;
+		}
+		b->spilled[b->nspilled].file = file;
+		b->spilled[b->nspilled++].count = amq_load64le(entry);
+	}
+	return AMQ_OK;
+}
+
 amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
 				   const amq_allocator *a, amq_error *err)
 {
@@ -711,6 +750,8 @@ amq_status amq_builder_deserialize(amq_builder *b, const void *buf, size_t len,
 		return bad_state(b, err, "mode does not match parameters");
 	const uint8_t *body = p + STATE_HEADER;
 	size_t body_len = len - STATE_HEADER;
+	if (p[STATE_RUNS] != 0)
+		return take_runs(b, p[STATE_RUNS], body, body_len, err);
 	if (b->streaming) {
 		/* Allocate only what the bytes hold, never what a damaged capacity
 		 * field claims: open the filter, check it is the one the

@@ -8,15 +8,17 @@
  */
 #include "build/rice.h"
 
-unsigned amq_rice_parameter(uint64_t last, uint64_t n)
-{
-	uint64_t mean = n == 0 ? 0 : last / n;
-	return mean < 2 ? 0 : 63u - (unsigned)__builtin_clzll(mean);
-}
+/* The writer's state: bits go out through a 64-bit accumulator. */
+typedef struct rice_writer {
+	uint8_t *out;
+	uint64_t acc, previous;
+	unsigned fill;
+} rice_writer;
 
 uint64_t amq_rice_size(const uint64_t *sorted, size_t n, unsigned *k)
 {
-	*k = amq_rice_parameter(n == 0 ? 0 : sorted[n - 1], n);
+	uint64_t mean = n == 0 ? 0 : sorted[n - 1] / n;
+	*k = mean < 2 ? 0 : 63u - (unsigned)__builtin_clzll(mean);
 	uint64_t bits = (uint64_t)n * (*k + 1), previous = 0;
 	for (size_t i = 0; i < n; i++) {
 		bits += (sorted[i] - previous) >> *k;
@@ -25,13 +27,8 @@ uint64_t amq_rice_size(const uint64_t *sorted, size_t n, unsigned *k)
 	return 1 + (bits + 7) / 8;
 }
 
-uint64_t amq_rice_bound(uint64_t last, uint64_t n, unsigned k)
-{
-	return 1 + (n * (k + 1) + (last >> k) + 7) / 8;
-}
-
 /* Appends the low count bits of value (count at most 56). */
-static inline void put_bits(amq_rice_writer *w, uint64_t value, unsigned count)
+static inline void put_bits(rice_writer *w, uint64_t value, unsigned count)
 {
 	w->acc |= value << w->fill;
 	w->fill += count;
@@ -42,44 +39,25 @@ static inline void put_bits(amq_rice_writer *w, uint64_t value, unsigned count)
 	}
 }
 
-void amq_rice_begin(amq_rice_writer *w, unsigned k, uint8_t *out)
-{
-	out[0] = (uint8_t)k;
-	*w = (amq_rice_writer){.start = out, .out = out + 1, .k = k};
-}
-
-void amq_rice_put(amq_rice_writer *w, const uint64_t *sorted, size_t n)
-{
-	unsigned k = w->k;
-	uint64_t low_mask = ((uint64_t)1 << k) - 1;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t gap = sorted[i] - w->previous, q = gap >> k;
-		for (; q >= 32; q -= 32)
-			put_bits(w, 0xffffffffu, 32);
-		put_bits(w, ((uint64_t)1 << q) - 1, (unsigned)q + 1); /* q ones, a zero */
-		/* k may exceed what one call takes: the low bits in two halves. */
-		uint64_t low = gap & low_mask;
-		put_bits(w, low & 0xffffffffu, k < 32 ? k : 32);
-		if (k > 32)
-			put_bits(w, low >> 32, k - 32);
-		w->previous = sorted[i];
-	}
-}
-
-size_t amq_rice_end(amq_rice_writer *w)
-{
-	if (w->fill > 0)
-		*w->out++ = (uint8_t)w->acc;
-	w->fill = 0;
-	return (size_t)(w->out - w->start);
-}
-
 void amq_rice_encode(const uint64_t *sorted, size_t n, unsigned k, uint8_t *out)
 {
-	amq_rice_writer w;
-	amq_rice_begin(&w, k, out);
-	amq_rice_put(&w, sorted, n);
-	amq_rice_end(&w);
+	rice_writer w = {.out = out + 1};
+	uint64_t low_mask = ((uint64_t)1 << k) - 1;
+	out[0] = (uint8_t)k;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t gap = sorted[i] - w.previous, q = gap >> k;
+		for (; q >= 32; q -= 32)
+			put_bits(&w, 0xffffffffu, 32);
+		put_bits(&w, ((uint64_t)1 << q) - 1, (unsigned)q + 1); /* q ones, a zero */
+		/* k may exceed what one call takes: the low bits in two halves. */
+		uint64_t low = gap & low_mask;
+		put_bits(&w, low & 0xffffffffu, k < 32 ? k : 32);
+		if (k > 32)
+			put_bits(&w, low >> 32, k - 32);
+		w.previous = sorted[i];
+	}
+	if (w.fill > 0)
+		*w.out = (uint8_t)w.acc;
 }
 
 /* The bits from r->bit on (at least 57 of them, zeros past the end). */

@@ -22,10 +22,18 @@ struct mem_file {
 	size_t len, cap;
 };
 
+/* The most files handed over in one test and not yet swept. */
+#define MAX_HANDED 4096
+
 struct spill_probe {
 	struct probe base; /* first: the allocator's ctx is either */
 	long files, calls, fail_at, created;
 	amq_spill spill;
+	/* Files handed over, which the "engine" removes at its end (sweep)
+	 * unless taken over. */
+	struct mem_file *handed[MAX_HANDED];
+	bool taken[MAX_HANDED];
+	int nhanded;
 };
 
 static bool fails(struct spill_probe *p, amq_error *err)
@@ -86,6 +94,44 @@ static void file_close(void *ctx, void *file)
 	free(f);
 }
 
+/* hand_over's token: "TOKEN", then the file's address. */
+static amq_status file_hand_over(void *ctx, void *file, uint8_t token[AMQ_SPILL_TOKEN],
+				 amq_error *err)
+{
+	struct spill_probe *p = ctx;
+	struct mem_file *f = file;
+	p->taken[p->nhanded] = false;
+	p->handed[p->nhanded++] = f;
+	memset(token, 0, AMQ_SPILL_TOKEN);
+	memcpy(token, "TOKEN", 5);
+	memcpy(token + 8, &f, sizeof(f));
+	return fails(p, err) ? AMQ_SPILL_FAILED : AMQ_OK;
+}
+
+static void *file_take_over(void *ctx, const uint8_t token[AMQ_SPILL_TOKEN], amq_error *err)
+{
+	struct spill_probe *p = ctx;
+	struct mem_file *f;
+	memcpy(&f, token + 8, sizeof(f));
+	for (int i = 0; memcmp(token, "TOKEN", 5) == 0 && i < p->nhanded; i++) {
+		if (p->handed[i] == f && !p->taken[i]) {
+			p->taken[i] = true;
+			return f;
+		}
+	}
+	amq_fail(err, AMQ_SPILL_FAILED, "", "no such file handed over");
+	return NULL;
+}
+
+/* The end of the "query": files handed over and never taken go. */
+static void sweep(struct spill_probe *p)
+{
+	for (int i = 0; i < p->nhanded; i++)
+		if (!p->taken[i])
+			file_close(p, p->handed[i]);
+	p->nhanded = 0;
+}
+
 /* An allocator whose builders spill past memory bytes (0: never spill). */
 static amq_allocator allocator(struct spill_probe *p, size_t memory)
 {
@@ -96,7 +142,9 @@ static amq_allocator allocator(struct spill_probe *p, size_t memory)
 			       .create = file_create,
 			       .write = file_write,
 			       .read = file_read,
-			       .close = file_close};
+			       .close = file_close,
+			       .hand_over = file_hand_over,
+			       .take_over = file_take_over};
 	a.spill = memory ? &p->spill : NULL;
 	return a;
 }
@@ -146,6 +194,8 @@ static amq_status build(const amq_variant *v, uint64_t capacity, size_t rows, in
 	if (st == AMQ_OK)
 		st = amq_builder_finish(&all, &f, err);
 	amq_builder_free(&all);
+	if (a->spill != NULL)
+		sweep(a->spill->ctx);
 	if (st != AMQ_OK)
 		return st;
 	*size = f.size;
@@ -338,50 +388,119 @@ static void test_scalable_order(void)
 	fclose(in);
 }
 
-/* A parallel worker's builder whose state would pass its limit fails while
- * it collects, in memory or spilling, not when it is serialized; a
- * serialized state within it is within it. */
+/* A worker's state past its limit hands its keys over in files, in memory
+ * or spilled, and the leader finishes the same bytes; a state within it
+ * carries its keys itself. */
 static void test_state_limit(void)
 {
+	const amq_variant *v = amq_variant_find(AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC);
 	for (int spill = 0; spill < 2; spill++) {
-		struct spill_probe p;
-		amq_allocator a = allocator(&p, spill ? AMQ_SPILL_MIN_MEMORY : 0);
-		amq_builder b;
-		amq_error err;
-		amq_builder_init(&b, AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, 0.01, 0, 0, &a, &err);
-		b.room_from = 1000;
-		amq_builder_limit_state(&b, 100000);
-		amq_status st = AMQ_OK;
-		size_t rows = 0;
-		while (st == AMQ_OK && rows < 200000)
-			st = amq_builder_add(&b, amq_hash_int((int64_t)rows++, 0), &err);
-		CHECK(st == AMQ_TOO_LARGE && rows < 100000 &&
-			  strstr(err.message,
-				 " distinct values and more in one parallel worker: "
-				 "its aggregate state would pass 100000 bytes") != NULL &&
-			  strcmp(err.hint,
-				 "run the aggregate serially (max_parallel_workers_per_gather "
-				 "= 0): it spills to temporary files without this limit") == 0,
-		      "spill %d: failed after %zu rows: %s: %s", spill, rows, err.message,
-		      err.hint);
-		amq_builder_free(&b);
-		/* 15000 distinct: about 72 KB serialized, within the limit. */
-		amq_builder_init(&b, AMQ_KIND_CUCKOO, AMQ_LAYOUT_CLASSIC, 0.01, 0, 0, &a, &err);
-		b.room_from = 1000;
-		amq_builder_limit_state(&b, 100000);
-		st = AMQ_OK;
-		for (rows = 0; st == AMQ_OK && rows < 15000; rows++)
-			st = amq_builder_add(&b, amq_hash_int((int64_t)rows, 0), &err);
-		uint8_t *state = NULL;
-		size_t len = 0;
-		if (st == AMQ_OK)
-			st = amq_builder_serialize(&b, &state, &len, &err);
-		CHECK(st == AMQ_OK && len <= 100000 && len > 60000,
-		      "spill %d: 15000 fit: %zu bytes", spill, len);
-		a.free(a.ctx, state);
-		amq_builder_free(&b);
-		CHECK(p.files == 0 && p.base.live == 0, "closed and freed");
+		for (size_t rows = 15000; rows <= 60000; rows += 45000) {
+			struct spill_probe plain, p;
+			amq_allocator pa = allocator(&plain, 0);
+			amq_allocator a = allocator(&p, spill ? AMQ_SPILL_MIN_MEMORY : 1 << 24);
+			amq_error err;
+			uint8_t *want = NULL, *state = NULL;
+			size_t want_size = 0, len = 0;
+			build(v, 0, rows, 1, &pa, &want, &want_size, &err);
+			amq_builder b, leader;
+			amq_builder_init(&b, v->kind, v->layout, 0.01, 0, 0, &a, &err);
+			amq_builder_limit_state(&b, 100000);
+			for (size_t i = 0; i < rows; i++)
+				amq_builder_add(&b, row_hash(i), &err);
+			amq_builder_note_family(&b, AMQ_FAMILY_NUMBER);
+			amq_status st = amq_builder_serialize(&b, &state, &len, &err);
+			/* 15000 distinct: about 60 KB of Rice code, within the limit. */
+			bool inline_keys = rows == 15000 && !spill;
+			CHECK(st == AMQ_OK &&
+				  (inline_keys ? len > 50000 && len <= 100000 : len < 48 + 41 * 56),
+			      "spill %d, %zu rows: a state of %zu bytes (%s)", spill, rows, len,
+			      err.message);
+			CHECK(inline_keys ||
+				  (amq_builder_finish(&b, NULL, &err) == AMQ_INVALID_ARGUMENT &&
+				   strcmp(err.message, "a filter aggregate state whose "
+						       "runs were handed over is used "
+						       "again") == 0),
+			      "spill %d, %zu rows: a builder handed over is not finished", spill,
+			      rows);
+			amq_builder_free(&b);
+			amq_filter f = {0};
+			st = amq_builder_deserialize(&leader, state, len, &a, &err);
+			if (st == AMQ_OK)
+				st = amq_builder_finish(&leader, &f, &err);
+			CHECK(st == AMQ_OK && f.size == want_size &&
+				  memcmp(f.bytes, want, want_size) == 0,
+			      "spill %d, %zu rows: the leader's bytes are the serial build's: %s",
+			      spill, rows, err.message);
+			amq_filter_free(&f, &a);
+			amq_builder_free(&leader);
+			a.free(a.ctx, state);
+			sweep(&p);
+			free(want);
+			CHECK(p.files == 0 && p.base.live == 0, "closed and freed");
+		}
 	}
+}
+
+/* A spilled state needs a spill that hands files over, a state of runs one
+ * that takes them; damaged runs are refused; nothing is left open. */
+static void test_handed_states(void)
+{
+	struct spill_probe p;
+	amq_allocator a = allocator(&p, AMQ_SPILL_MIN_MEMORY);
+	amq_error err;
+	amq_builder b, other;
+	amq_builder_init(&b, AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED, 0.01, 0, 0, &a, &err);
+	for (size_t i = 0; i < 20000; i++)
+		amq_builder_add(&b, row_hash(i), &err);
+	p.spill.hand_over = NULL;
+	uint8_t *state = NULL;
+	size_t len = 0;
+	CHECK(amq_builder_serialize(&b, &state, &len, &err) == AMQ_SPILL_FAILED &&
+		  strcmp(err.message, "cannot pass a filter aggregate state of 20000 values to "
+				      "another process: this engine's temporary files stay in "
+				      "theirs") == 0,
+	      "no hand over: %s", err.message);
+	p.spill.hand_over = file_hand_over;
+	CHECK(amq_builder_serialize(&b, &state, &len, &err) == AMQ_OK && state[41] > 0 &&
+		  len == 48 + (size_t)state[41] * 56,
+	      "%d runs handed over in %zu bytes", state[41], len);
+	CHECK(amq_builder_serialize(&b, &state, &len, &err) == AMQ_INVALID_ARGUMENT,
+	      "serialized once");
+	amq_builder_free(&b);
+	p.spill.take_over = NULL;
+	CHECK(amq_builder_deserialize(&other, state, len, &a, &err) == AMQ_INVALID_ARGUMENT &&
+		  strcmp(err.message, "invalid filter aggregate state: runs handed over to an "
+				      "engine that cannot take them") == 0,
+	      "no take over: %s", err.message);
+	p.spill.take_over = file_take_over;
+	uint8_t *copy = malloc(len);
+	const struct {
+		int at;
+		uint8_t value;
+		amq_status want;
+		const char *message;
+	} damage[] = {
+	    {41, 41, AMQ_INVALID_ARGUMENT,
+	     "invalid filter aggregate state: runs do not match their length"},
+	    {41, 1, AMQ_INVALID_ARGUMENT,
+	     "invalid filter aggregate state: runs do not match their length"},
+	    {56, 'X', AMQ_SPILL_FAILED, "no such file handed over"},
+	    {7, 1, AMQ_INVALID_ARGUMENT,
+	     "invalid filter aggregate state: mode does not match parameters"},
+	};
+	for (size_t d = 0; d < sizeof(damage) / sizeof(damage[0]); d++) {
+		memcpy(copy, state, len);
+		copy[damage[d].at] = damage[d].value;
+		amq_status st = amq_builder_deserialize(&other, copy, len, &a, &err);
+		CHECK(st == damage[d].want && strcmp(err.message, damage[d].message) == 0,
+		      "byte %d set to %d: %s", damage[d].at, damage[d].value, err.message);
+	}
+	free(copy);
+	a.free(a.ctx, state);
+	sweep(&p);
+	CHECK(p.files == 0 && p.base.live == 0, "%ld files open, %ld blocks live", p.files,
+	      p.base.live);
 }
 
 /* A spilling builder whose filter would pass the 1 GiB limit fails while it
@@ -409,17 +528,19 @@ static void test_too_large_spilled(void)
 	CHECK(p.files == 0 && p.base.live == 0, "closed and freed");
 }
 
-/* A leader that decodes a large state straight into a run refuses a state
- * cut short with the reader's error; a flipped byte is an error or another
- * valid state (the state has no checksum: a flipped low bit of a gap is
- * another set of hashes). Either way no file and no block is kept. */
+/* A leader that decodes a large state (a worker's with more memory) straight
+ * into a run refuses a state cut short with the reader's error; a flipped
+ * byte is an error or another valid state (the state has no checksum: a
+ * flipped low bit of a gap is another set of hashes). Either way no file
+ * and no block is kept. */
 static void test_damaged_state(void)
 {
-	struct spill_probe p;
+	struct spill_probe p, worker;
 	amq_allocator a = allocator(&p, AMQ_SPILL_MIN_MEMORY);
+	amq_allocator wa = allocator(&worker, 1 << 24);
 	amq_builder b;
 	amq_error err;
-	amq_builder_init(&b, AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED, 0.01, 0, 0, &a, &err);
+	amq_builder_init(&b, AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED, 0.01, 0, 0, &wa, &err);
 	for (size_t i = 0; i < 20000; i++)
 		amq_builder_add(&b, row_hash(i), &err);
 	uint8_t *state;
@@ -449,7 +570,7 @@ static void test_damaged_state(void)
 		}
 	}
 	CHECK(refused == tried && tried > 0, "%ld of %ld states cut short refused", refused, tried);
-	a.free(a.ctx, state);
+	wa.free(wa.ctx, state);
 	CHECK(p.files == 0 && p.base.live == 0, "%ld files open, %ld blocks live", p.files,
 	      p.base.live);
 }
@@ -512,6 +633,7 @@ int main(void)
 	test_many_runs();
 	test_scalable_order();
 	test_state_limit();
+	test_handed_states();
 	test_progress();
 	test_damaged_state();
 	test_too_large_spilled();
