@@ -2,11 +2,21 @@
 -- cuckoo_agg with one) keep about work_mem of hashes and write sorted runs to
 -- temporary files past it (BufFile: temp_file_limit and log_temp_files
 -- apply). The filter is the same bytes whatever work_mem, serial, grouped or
--- parallel, and no file is left after a finish, an error or a cancel.
+-- parallel, and no file is left after a finish, an error or a cancel. A
+-- parallel worker hands its runs to the leader in files of the leader's
+-- directory (base/pgsql_tmp/pgsql_tmp<pid>.2153868657.fileset), which the
+-- leader removes as it merges them and, with whatever it never read, at the
+-- end of its transaction or of a subtransaction that aborts.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS amq;
 RESET client_min_messages;
 \set VERBOSITY terse
+
+-- Every file and directory in the default tablespace's pgsql_tmp (which
+-- pg_ls_tmpdir lists only the plain files of).
+CREATE FUNCTION pg_temp.temp_files_left() RETURNS bigint LANGUAGE sql AS $$
+	SELECT count(*) FROM pg_ls_dir('base/pgsql_tmp', true, false)
+$$;
 
 CREATE TABLE spill_rows AS
 SELECT i, i % 40000 AS g, md5(i::text) AS s FROM generate_series(1, 300000) i;
@@ -44,7 +54,7 @@ EXCEPTION WHEN configuration_limit_exceeded THEN
 	RAISE NOTICE 'temp_file_limit exceeded: %', SQLSTATE;
 END $$;
 RESET temp_file_limit;
-SELECT count(*) AS temp_files_left FROM pg_ls_tmpdir();
+SELECT pg_temp.temp_files_left();
 
 CREATE TABLE spill_serial AS SELECT * FROM spill_filters, spill_groups;
 SELECT m.blocked = s.blocked AS blocked, m.classic = s.classic AS classic,
@@ -54,7 +64,7 @@ SELECT m.blocked = s.blocked AS blocked, m.classic = s.classic AS classic,
        m.cuckoo_capacity = s.cuckoo_capacity AS cuckoo_capacity,
        m.half_null = s.half_null AS half_null, m.groups = s.groups AS groups
 FROM spill_in_memory m, spill_serial s;
-SELECT count(*) AS temp_files_left FROM pg_ls_tmpdir();
+SELECT pg_temp.temp_files_left();
 
 -- What spilled, at DEBUG1.
 SET client_min_messages = debug1;
@@ -85,26 +95,41 @@ SELECT m.blocked = p.blocked AS blocked, m.classic = p.classic AS classic,
        m.cuckoo_capacity = p.cuckoo_capacity AS cuckoo_capacity,
        m.half_null = p.half_null AS half_null, m.groups = p.groups AS groups
 FROM spill_in_memory m, spill_parallel p;
-SELECT count(*) AS temp_files_left FROM pg_ls_tmpdir();
+SELECT pg_temp.temp_files_left();
+-- Each group's partial states hand their runs over; LIMIT 1 reads the first
+-- group's, the rest are never read: removed at the end of the statement.
+SELECT pg_temp.workers('SELECT i % 8, bloom_agg(i) FROM spill_rows GROUP BY 1 LIMIT 1');
+SELECT i % 8 AS k, length(bloom_agg(i)::bytea) FROM spill_rows GROUP BY 1 ORDER BY 1 LIMIT 1;
+SELECT pg_temp.temp_files_left();
+-- An error in the leader after it took some groups' runs: the same, at the
+-- end of the transaction, and of a subtransaction rolled back.
+SELECT i % 8 AS k, length(bloom_agg(i)::bytea) / (i % 8 - 3) FROM spill_rows GROUP BY 1 ORDER BY 1;
+SELECT pg_temp.temp_files_left();
+BEGIN;
+SAVEPOINT a;
+SELECT i % 8 AS k, length(bloom_agg(i)::bytea) / (i % 8 - 3) FROM spill_rows GROUP BY 1 ORDER BY 1;
+ROLLBACK TO a;
+SELECT pg_temp.temp_files_left();
+COMMIT;
 SET max_parallel_workers_per_gather = 0;
 
 -- An error in the middle of a spilling aggregate, a cancel, and an error
 -- inside a subtransaction that is caught: no file stays.
 SELECT length(bloom_agg(CASE WHEN i < 200000 THEN i ELSE 1 / (i - i) END)::bytea)
 FROM spill_rows;
-SELECT count(*) AS temp_files_left FROM pg_ls_tmpdir();
+SELECT pg_temp.temp_files_left();
 SET statement_timeout = '300ms';
 SELECT length(bloom_agg(a.i::int8 * 1000 + b)::bytea)
 FROM spill_rows a CROSS JOIN generate_series(1, 1000) b;
 RESET statement_timeout;
-SELECT count(*) AS temp_files_left FROM pg_ls_tmpdir();
+SELECT pg_temp.temp_files_left();
 DO $$
 BEGIN
 	PERFORM bloom_agg(CASE WHEN i < 200000 THEN i ELSE 1 / (i - i) END) FROM spill_rows;
 EXCEPTION WHEN division_by_zero THEN
 	RAISE NOTICE 'caught: %', SQLERRM;
 END $$;
-SELECT count(*) AS temp_files_left FROM pg_ls_tmpdir();
+SELECT pg_temp.temp_files_left();
 -- The same in a transaction that goes on, and one that commits.
 BEGIN;
 SAVEPOINT a;
@@ -113,7 +138,7 @@ FROM spill_rows;
 ROLLBACK TO a;
 SELECT length(cuckoo_agg(i)::bytea) FROM spill_rows;
 COMMIT;
-SELECT count(*) AS temp_files_left FROM pg_ls_tmpdir();
+SELECT pg_temp.temp_files_left();
 
 DROP VIEW spill_filters, spill_groups;
 DROP TABLE spill_rows, spill_in_memory, spill_serial, spill_parallel;

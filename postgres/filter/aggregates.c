@@ -61,12 +61,12 @@ static bytea *to_bytea(const void *bytes, size_t len)
 }
 
 /* What a builder in aggctx allocates with: aggctx, and past work_mem its
- * temporary files. */
-static amq_allocator builder_allocator(MemoryContext aggctx)
+ * temporary files (which a serializing aggregate's state hands over). */
+static amq_allocator builder_allocator(MemoryContext aggctx, bool serializing)
 {
 	amq_allocator a = amq_pg_allocator(aggctx);
 
-	a.spill = amq_pg_temp_files(aggctx);
+	a.spill = amq_pg_temp_files(aggctx, serializing);
 	return a;
 }
 
@@ -79,7 +79,11 @@ static amq_allocator builder_allocator(MemoryContext aggctx)
  */
 static amq_builder *new_builder(FunctionCallInfo fcinfo, amq_kind kind, MemoryContext aggctx)
 {
-	amq_allocator a = builder_allocator(aggctx);
+	/* A partial aggregate whose states leave it serialized: a parallel
+	 * worker's, or the leader's own part. */
+	bool serializing = fcinfo->context != NULL && IsA(fcinfo->context, AggState) &&
+			   DO_AGGSPLIT_SERIALIZE(((AggState *)fcinfo->context)->aggsplit);
+	amq_allocator a = builder_allocator(aggctx, serializing);
 	amq_builder *b;
 	amq_error err;
 	amq_sql_sizing s;
@@ -102,10 +106,9 @@ static amq_builder *new_builder(FunctionCallInfo fcinfo, amq_kind kind, MemoryCo
 	}
 	b = MemoryContextAlloc(aggctx, sizeof(*b));
 	amq_pg_check(amq_sql_builder_init(b, &s, &a, &err), &err);
-	/* A parallel worker's partial aggregate passes its state in one bytea:
-	 * say as soon as it cannot, not when it is serialized. */
-	if (fcinfo->context != NULL && IsA(fcinfo->context, AggState) &&
-	    DO_AGGSPLIT_SERIALIZE(((AggState *)fcinfo->context)->aggsplit))
+	/* Its state passes in one bytea: keys that would not fit stay in files
+	 * it hands over. */
+	if (serializing)
 		amq_builder_limit_state(b, MaxAllocSize - VARHDRSZ);
 	return b;
 }
@@ -207,7 +210,7 @@ Datum amq_pg_agg_deserialize(PG_FUNCTION_ARGS)
 	MemoryContext aggctx = aggregate_context(fcinfo);
 	bytea *state = PG_GETARG_BYTEA_PP(0);
 	size_t len = VARSIZE_ANY_EXHDR(state);
-	amq_allocator a = builder_allocator(aggctx);
+	amq_allocator a = builder_allocator(aggctx, false);
 	amq_builder *b = MemoryContextAlloc(aggctx, sizeof(*b));
 	amq_error err;
 

@@ -10,6 +10,7 @@
 #define AMQ_PG_H
 
 #include "fmgr.h"
+#include "storage/fileset.h"
 #include "utils/datetime.h"
 
 #include "amq.h"
@@ -92,8 +93,24 @@ amq_allocator amq_pg_allocator(MemoryContext ctx);
 
 /* The temporary files of the builders in aggregate context aggctx, with
  * work_mem as their working memory (filter/temp_files.c): BufFiles, closed
- * when core is done with them or when aggctx is reset. */
-const amq_spill *amq_pg_temp_files(MemoryContext aggctx);
+ * when core is done with them or when aggctx is reset; in the leader's
+ * directory when handing_over (a serializing aggregate's), so that a state
+ * hands them over. The first call for a context decides. */
+const amq_spill *amq_pg_temp_files(MemoryContext aggctx, bool handing_over);
+
+/* ---- a leader's directory of files handed over (filter/handed_files.c) ---- */
+
+/* The directory of this process's leader (itself when it leads). */
+void amq_pg_handed_files_init(FileSet *set);
+/* The name of file number of process maker in a directory. */
+void amq_pg_handed_file_name(char *name, size_t size, pid_t maker, uint32 number);
+/* A file's token (AMQ_SPILL_TOKEN bytes): its directory, maker and number. */
+void amq_pg_handed_token(const FileSet *set, pid_t maker, uint32 number, uint8_t *token);
+/* Reads a token back; false unless it names this process's own directory. */
+bool amq_pg_handed_token_read(const uint8_t *token, FileSet *set, pid_t *maker, uint32 *number);
+/* Removes the leader's directories at the end of its transactions (once, by
+ * _PG_init). */
+void amq_pg_handed_files_register(void);
 
 /* ---- filter arguments and results (filter/arguments.c) ---- */
 
