@@ -17,6 +17,7 @@
 #include "access/parallel.h"
 #include "access/xact.h"
 #include "catalog/pg_tablespace_d.h"
+#include "common/file_utils.h" /* PG_TEMP_FILE_PREFIX from 17 on */
 #include "miscadmin.h"
 #include "storage/fd.h"
 #include "storage/proc.h"
