@@ -26,7 +26,7 @@ exact, shared pages included).
 Prints one table per engine setting with medians (of --runs at n <= 1e8, one
 run above), and a line per run on stderr. Usage:
   bench.py SQLITE_EXT PYTHON [--sizes 1e7,1e8,3e8] [--runs 3] [--parallel 1e8]
-           [--work-mem 4,64] [--fpr 0.01] [--engines pg,sqlite,python]
+           [--work-mem 4,64] [--fpr 0.01] [--engines pg,sqlite,python] [--collecting-only]
   bench.py --report LOG...   (the tables again, from the stderr of runs)
 Environment: AMQ_PSQL, AMQ_SQLITE (the CLI), AMQ_PG_POSTMASTER (its pid);
 AMQ_BENCH_SMOKE=1 for tiny sizes.
@@ -235,7 +235,7 @@ def report(name, rows):
         failed = [r["failed"] for r in runs[0] + runs[1] if "failed" in r]
         c = [r for r in runs[0] if "failed" not in r]
         s = [r for r in runs[1] if "failed" not in r]
-        if not c or not s:
+        if not c or (runs[1] and not s):
             print(f"| {count(n)} | {len(runs[0])} | failed: {failed[0]} |" + " |" * 9)
             continue
         size = median(c, "size")
@@ -253,11 +253,13 @@ def report(name, rows):
                  f"{mib(spilled)} MiB, {median(c, 'runs'):.0f} runs")
         worst = max(r["memory"] for r in c)
         within = "" if parallel else ("yes" if worst <= limit else "**no**")
-        ratio = median(c, "seconds") / median(s, "seconds")
+        # --collecting-only: no streaming build to compare with.
+        streaming = (f"{median(s, 'seconds'):.2f} | {mem(s)} | "
+                     f"{median(c, 'seconds') / median(s, 'seconds'):.2f}×" if s else "— | — | —")
         print(f"| {count(n)} | {len(c)} | {size / MiB:,.1f} | {median(c, 'seconds'):.2f} | "
-              f"{mem(c)} | {mib(median(c, 'written'))} | {spill} | {median(s, 'seconds'):.2f} | "
-              f"{mem(s)} | {ratio:.2f}× | {mib(limit)} | {within} |")
-        if median(c, "size") != median(s, "size"):
+              f"{mem(c)} | {mib(median(c, 'written'))} | {spill} | {streaming} | "
+              f"{mib(limit)} | {within} |")
+        if s and median(c, "size") != median(s, "size"):
             print(f"FILTER SIZES DIFFER at {n}: {median(c, 'size')} and {median(s, 'size')}")
     print()
 
@@ -309,7 +311,9 @@ def main():
                         help="both builds' rate (1B values need 0.03: filters stop at 1 GiB, "
                              "SQLite's blobs at 10^9 bytes)")
     parser.add_argument("--work-mem", default="4,64",
-                        help="PostgreSQL's work_mem of the serial plans, in MB")
+                        help="PostgreSQL's work_mem of the serial plans, in MB ('': none)")
+    parser.add_argument("--collecting-only", action="store_true",
+                        help="skip the streaming builds (the capacity-given ones)")
     args = parser.parse_args()
     if args.report:
         results = {}
@@ -326,7 +330,7 @@ def main():
         if any(n <= args.parallel for n in sizes):
             for line in plan:
                 print(f"    {line}", file=sys.stderr)
-        for mb in (int(m) for m in args.work_mem.split(",")):
+        for mb in (int(m) for m in args.work_mem.split(",") if m):
             settings.append(Setting(f"PostgreSQL, serial, work_mem {mb}MB",
                                     postgres_build(f"{mb}MB", 0, args.fpr), sizes))
         settings += [
@@ -362,7 +366,8 @@ def main():
                 if n not in setting.sizes:
                     continue
                 # Collecting and streaming take turns; which goes first alternates.
-                for capacity in ((0, n) if r % 2 == 0 else (n, 0)):
+                for capacity in ((0,) if args.collecting_only else
+                                 (0, n) if r % 2 == 0 else (n, 0)):
                     try:
                         result = setting.run(n, capacity)
                     except RuntimeError as e:

@@ -57,7 +57,7 @@ typedef struct temp_file {
 	FileSet directory;
 	pid_t maker;
 	uint32 number;
-	char name[MAXPGPATH];
+	char name[64];
 } temp_file;
 
 /* The number of this process's next file in its leader's directory. */
