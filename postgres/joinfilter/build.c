@@ -21,10 +21,9 @@
  * input column; custom_scan_tlist = Var(OUTER_VAR, i), so EXPLAIN VERBOSE
  * resolves columns through the input; custom_exprs = the inner keys of every
  * filter in turn, over the input (OUTER_VAR), then those of the remote
- * filters; custom_private = two lists: per filter its id, capacity and number
- * of keys, then per key its extended hash function, its amq_jf_key_form and
- * collation; and the remote filters' (joinfilter/ship.c, which builds them
- * from the same rows).
+ * filters; custom_private = its amq_jf_build_plan (joinfilter/plan_data.c):
+ * the local filters', and the remote filters' (joinfilter/ship.c, which
+ * builds them from the same rows).
  */
 #include "postgres.h"
 
@@ -72,45 +71,33 @@ const CustomExecMethods amq_jf_build_exec_methods = {
     .ShutdownCustomScan = build_shutdown,
 };
 
-/* The next integer of custom_private, at *lc, which moves on. */
-static int next_int(List *list, ListCell **lc)
-{
-	int value = intVal(lfirst(*lc));
-
-	*lc = lnext(list, *lc);
-	return value;
-}
-
-/* The state of one builder node, its filters described by custom_private. */
+/* The state of one builder node, its filters described by its plan. */
 static Node *build_create_state(CustomScan *cscan)
 {
 	amq_jf_build_state *state = palloc0(sizeof(amq_jf_build_state));
-	List *private = linitial(cscan->custom_private);
-	ListCell *lc = list_head(private);
-	int nfilters = 0;
+	amq_jf_build_plan plan;
+	ListCell *lc;
 
+	amq_jf_build_plan_read(cscan->custom_private, &plan);
 	NodeSetTag(state, T_CustomScanState);
 	state->css.methods = &amq_jf_build_exec_methods;
-	state->filters = palloc0(sizeof(amq_jf_filter) * list_length(private));
-	while (lc != NULL) {
-		amq_jf_filter *f = &state->filters[nfilters++];
+	state->filters = palloc0(sizeof(amq_jf_filter) * (list_length(plan.filters) + 1));
+	foreach (lc, plan.filters) {
+		const amq_jf_filter_plan *fp = lfirst(lc);
+		amq_jf_filter *f = &state->filters[state->nfilters++];
 
-		f->id = next_int(private, &lc);
-		f->capacity = (uint64)next_int(private, &lc);
-		f->nkeys = next_int(private, &lc);
+		f->id = fp->id;
+		f->capacity = fp->capacity;
+		f->nkeys = fp->nkeys;
 		f->keys = palloc0(sizeof(amq_jf_key) * f->nkeys);
 		f->key_exprs = palloc0(sizeof(ExprState *) * f->nkeys);
-		for (int k = 0; k < f->nkeys; k++) {
-			Oid proc = (Oid)next_int(private, &lc);
-			amq_jf_key_form form = (amq_jf_key_form)next_int(private, &lc);
-
-			amq_jf_key_init(&f->keys[k], form, proc, (Oid)next_int(private, &lc));
-		}
+		for (int k = 0; k < f->nkeys; k++)
+			amq_jf_key_init(&f->keys[k], fp->keys[k].form, fp->keys[k].hash_proc,
+					fp->keys[k].collation);
 		amq_jf_judge_init(&f->judge);
 		f->owner = state;
 	}
-	state->nfilters = nfilters;
-	amq_jf_ship_create(state, lsecond(cscan->custom_private));
+	amq_jf_ship_create(state, plan.remote);
 	return (Node *)state;
 }
 

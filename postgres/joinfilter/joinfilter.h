@@ -178,6 +178,57 @@ static inline uint64 amq_jf_hash_keys(const amq_jf_key *keys, int nkeys, const D
  * "(f.a, f.b)" for a combined filter. */
 char *amq_jf_deparse_keys(List *keys, List *context);
 
+/* ---- what the planner tells the nodes (joinfilter/plan_data.c) ---- */
+
+/* One key of a filter: its column in a probe's input (InvalidAttrNumber in
+ * a builder's), its side's extended hash function, its form, and its hash
+ * clause's collation. */
+typedef struct amq_jf_key_plan {
+	AttrNumber attno;
+	Oid hash_proc;
+	amq_jf_key_form form;
+	Oid collation;
+} amq_jf_key_plan;
+
+/* A probe node: its filter, the pass rate the planner expected, its keys. */
+typedef struct amq_jf_probe_plan {
+	int filter_id;
+	double pass;
+	int nkeys;
+	amq_jf_key_plan *keys;
+} amq_jf_probe_plan;
+
+/* A local filter of a builder node (its inner keys are custom_exprs). */
+typedef struct amq_jf_filter_plan {
+	int id;
+	uint64 capacity;
+	int nkeys;
+	amq_jf_key_plan *keys;
+} amq_jf_filter_plan;
+
+/* A remote filter of a builder node: its executor parameter, the
+ * plan_node_ids of the postgres_fdw scans it goes to and their EXPLAIN
+ * labels ("table as $n"). */
+typedef struct amq_jf_remote_plan {
+	int id;
+	int paramid;
+	int nscans;
+	int *scan_ids;
+	char **labels;
+} amq_jf_remote_plan;
+
+/* A builder node: amq_jf_filter_plan *s, then amq_jf_remote_plan *s. */
+typedef struct amq_jf_build_plan {
+	List *filters;
+	List *remote;
+} amq_jf_build_plan;
+
+/* Each plan as a custom_private list, and back (palloc'd). */
+List *amq_jf_probe_plan_write(const amq_jf_probe_plan *plan);
+void amq_jf_probe_plan_read(List *private, amq_jf_probe_plan *plan);
+List *amq_jf_build_plan_write(const amq_jf_build_plan *plan);
+void amq_jf_build_plan_read(List *private, amq_jf_build_plan *plan);
+
 /* ---- the builder node (joinfilter/build.c) ---- */
 
 /*
@@ -410,10 +461,10 @@ Oid amq_jf_bloom_type(char **schema);
 int amq_jf_remote_attach(PlannedStmt *stmt, const amq_jf_remote_scan *target, int paramid,
 			 Oid bloom_type, const char *amq_schema);
 
-/* The builder's remote filters (joinfilter/ship.c): read from the plan's
- * list, started, fed each inner row, reset for a rebuild, published at the
- * end of the input, ended, and shown by EXPLAIN. */
-void amq_jf_ship_create(amq_jf_build_state *state, List *private);
+/* The builder's remote filters (joinfilter/ship.c): made from the plan's
+ * amq_jf_remote_plan *s, started, fed each inner row, reset for a rebuild,
+ * published at the end of the input, ended, and shown by EXPLAIN. */
+void amq_jf_ship_create(amq_jf_build_state *state, List *remote);
 void amq_jf_ship_begin(amq_jf_build_state *state, ListCell *exprs, List *list);
 void amq_jf_ship_add(amq_jf_build_state *state, ExprContext *econtext);
 void amq_jf_ship_reset(amq_jf_build_state *state);

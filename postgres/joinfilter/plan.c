@@ -213,7 +213,10 @@ static Expr *strip_relabel(Expr *e)
 /* The expected pass rate a probe was planned with. */
 static double probe_pass_rate(Plan *probe)
 {
-	return floatVal(lsecond(((CustomScan *)probe)->custom_private));
+	amq_jf_probe_plan plan;
+
+	amq_jf_probe_plan_read(((CustomScan *)probe)->custom_private, &plan);
+	return plan.pass;
 }
 
 /* Where one key's probe goes: a plan's slot and the key's column there. */
@@ -417,46 +420,41 @@ static void insert_probe(const clause_key *keys, int nkeys, int place, int id, d
 {
 	Plan **slot = ((key_place *)list_nth(keys[0].places, place))->slot;
 	CustomScan *probe = make_passthrough(*slot, &amq_jf_probe_methods, walk);
+	amq_jf_probe_plan plan = {id, pass, nkeys, palloc(sizeof(amq_jf_key_plan) * nkeys)};
 
-	probe->custom_private =
-	    list_make3(makeInteger(id), makeFloat(psprintf("%.6f", pass)), makeInteger(nkeys));
 	for (int k = 0; k < nkeys; k++) {
 		AttrNumber attno = place_attno(&keys[k], place);
 		TargetEntry *tle = list_nth_node(TargetEntry, probe->custom_scan_tlist, attno - 1);
 
 		probe->custom_exprs = lappend(probe->custom_exprs, copyObject(tle->expr));
-		probe->custom_private = lappend(probe->custom_private, makeInteger(attno));
-		probe->custom_private =
-		    lappend(probe->custom_private, makeInteger((int)keys[k].left_proc));
-		probe->custom_private = lappend(
-		    probe->custom_private,
-		    makeInteger((int)amq_jf_key_form_of(keys[k].left_proc, keys[k].right_proc)));
-		probe->custom_private =
-		    lappend(probe->custom_private, makeInteger((int)keys[k].collation));
+		plan.keys[k] = (amq_jf_key_plan){
+		    attno, keys[k].left_proc,
+		    amq_jf_key_form_of(keys[k].left_proc, keys[k].right_proc), keys[k].collation};
 	}
+	probe->custom_private = amq_jf_probe_plan_write(&plan);
 	*slot = &probe->scan.plan;
 }
 
-/* Adds a filter over the nkeys keys to the builder's lists, and its probes
- * at every place the keys reached. */
+/* Adds a filter over the nkeys keys to the builder's lists (its inner keys
+ * to exprs, its amq_jf_filter_plan to filters), and its probes at every place
+ * the keys reached. */
 static void add_filter(HashJoin *hj, const clause_key *keys, int nkeys, uint64 capacity,
-		       double pass, List **exprs, List **private, plan_walk *walk)
+		       double pass, List **exprs, List **filters, plan_walk *walk)
 {
 	Hash *hash = (Hash *)innerPlan(hj);
-	int id = walk->next_filter_id++;
+	amq_jf_filter_plan *f = palloc(sizeof(*f));
 
+	*f = (amq_jf_filter_plan){walk->next_filter_id++, capacity, nkeys,
+				  palloc(sizeof(amq_jf_key_plan) * nkeys)};
 	for (int place = 0; place < list_length(keys[0].places); place++)
-		insert_probe(keys, nkeys, place, id, pass, walk);
-	*private = lappend(*private, makeInteger(id));
-	*private = lappend(*private, makeInteger((int)capacity));
-	*private = lappend(*private, makeInteger(nkeys));
+		insert_probe(keys, nkeys, place, f->id, pass, walk);
 	for (int k = 0; k < nkeys; k++) {
 		*exprs = lappend(*exprs, copyObject(list_nth(hash->hashkeys, keys[k].clause)));
-		*private = lappend(*private, makeInteger((int)keys[k].right_proc));
-		*private = lappend(*private, makeInteger((int)amq_jf_key_form_of(
-						 keys[k].right_proc, keys[k].left_proc)));
-		*private = lappend(*private, makeInteger((int)keys[k].collation));
+		f->keys[k] = (amq_jf_key_plan){
+		    InvalidAttrNumber, keys[k].right_proc,
+		    amq_jf_key_form_of(keys[k].right_proc, keys[k].left_proc), keys[k].collation};
 	}
+	*filters = lappend(*filters, f);
 }
 
 /* Whether two keys' probes go to the same places, in the same order. */
@@ -491,10 +489,11 @@ static bool remote_wanted(HashJoin *hj, plan_walk *walk)
 /*
  * Ships a remote filter of hj's hash clause to every postgres_fdw scan its
  * outer key reaches that can take one (amq_jf_remote_target), all with one
- * new executor parameter, and adds the filter to the builder's lists.
- * Returns those scans (ForeignScan *), NIL for none.
+ * new executor parameter, and adds the filter to the builder's lists (its
+ * inner key to exprs, its amq_jf_remote_plan to remote). Returns those scans
+ * (ForeignScan *), NIL for none.
  */
-static List *ship_clause(HashJoin *hj, int clause, double pass, List **exprs, List **private,
+static List *ship_clause(HashJoin *hj, int clause, double pass, List **exprs, List **remote,
 			 plan_walk *walk)
 {
 	Hash *hash = (Hash *)innerPlan(hj);
@@ -503,7 +502,9 @@ static List *ship_clause(HashJoin *hj, int clause, double pass, List **exprs, Li
 	int paramid = list_length(walk->stmt->paramExecTypes);
 	List *places = NIL;
 	List *shipped = NIL;
-	List *scans = NIL;
+	List *scan_ids = NIL;
+	List *labels = NIL;
+	amq_jf_remote_plan *rf;
 	ListCell *lc;
 
 	if (outer_key == NULL || !IsA(outer_key, Var) || outer_key->varno != OUTER_VAR ||
@@ -523,16 +524,21 @@ static List *ship_clause(HashJoin *hj, int clause, double pass, List **exprs, Li
 		n = amq_jf_remote_attach(walk->stmt, &target, paramid, walk->bloom_type,
 					 walk->amq_schema);
 		shipped = lappend(shipped, target.scan);
-		scans = lappend(scans, makeInteger(target.scan->scan.plan.plan_node_id));
-		scans = lappend(scans, makeString(psprintf("%s as $%d", target.label, n)));
+		scan_ids = lappend_int(scan_ids, target.scan->scan.plan.plan_node_id);
+		labels = lappend(labels, psprintf("%s as $%d", target.label, n));
 	}
 	if (shipped == NIL)
 		return NIL;
 	walk->stmt->paramExecTypes = lappend_oid(walk->stmt->paramExecTypes, walk->bloom_type);
-	*private = lappend(*private, makeInteger(walk->next_filter_id++));
-	*private = lappend(*private, makeInteger(paramid));
-	*private = lappend(*private, makeInteger(list_length(shipped)));
-	*private = list_concat(*private, scans);
+	rf = palloc(sizeof(*rf));
+	*rf = (amq_jf_remote_plan){walk->next_filter_id++, paramid, list_length(shipped),
+				   palloc(sizeof(int) * list_length(shipped)),
+				   palloc(sizeof(char *) * list_length(shipped))};
+	for (int i = 0; i < rf->nscans; i++) {
+		rf->scan_ids[i] = list_nth_int(scan_ids, i);
+		rf->labels[i] = list_nth(labels, i);
+	}
+	*remote = lappend(*remote, rf);
 	*exprs = lappend(*exprs, copyObject(inner_key));
 	return shipped;
 }
@@ -608,9 +614,8 @@ static void add_join_filters(HashJoin *hj, plan_walk *walk)
 	uint64 capacity = 0;
 	double pass;
 	List *exprs = NIL;
-	List *private = NIL;
 	List *remote_exprs = NIL;
-	List *remote_private = NIL;
+	amq_jf_build_plan plan = {NIL, NIL};
 	CustomScan *builder;
 
 	if (!join_may_filter(hj) || nclauses > INDEX_MAX_KEYS)
@@ -619,7 +624,7 @@ static void add_join_filters(HashJoin *hj, plan_walk *walk)
 	shipped = palloc0(sizeof(List *) * nclauses);
 	if (remote_wanted(hj, walk))
 		for (int i = 0; i < nclauses; i++)
-			shipped[i] = ship_clause(hj, i, pass, &remote_exprs, &remote_private, walk);
+			shipped[i] = ship_clause(hj, i, pass, &remote_exprs, &plan.remote, walk);
 	if (join_worth_filtering(hj, pass, walk))
 		capacity = filter_capacity(hash, walk);
 	keys = palloc(sizeof(clause_key) * nclauses);
@@ -642,19 +647,19 @@ static void add_join_filters(HashJoin *hj, plan_walk *walk)
 		nkeys++;
 	}
 	if (nkeys > 0 && same_place)
-		add_filter(hj, keys, nkeys, capacity, pass, &exprs, &private, walk);
+		add_filter(hj, keys, nkeys, capacity, pass, &exprs, &plan.filters, walk);
 	else
 		for (int k = 0; k < nkeys; k++)
-			add_filter(hj, &keys[k], 1, capacity, pass, &exprs, &private, walk);
-	if (private == NIL && remote_private == NIL)
+			add_filter(hj, &keys[k], 1, capacity, pass, &exprs, &plan.filters, walk);
+	if (plan.filters == NIL && plan.remote == NIL)
 		return;
 	builder = make_passthrough(outerPlan(hash), &amq_jf_build_methods, walk);
 	/* Under a Parallel Hash node: gets the shared memory its filters live in. */
 	builder->scan.plan.parallel_aware = hash->plan.parallel_aware;
 	builder->custom_exprs = list_concat(exprs, remote_exprs);
-	builder->custom_private = list_make2(private, remote_private);
+	builder->custom_private = amq_jf_build_plan_write(&plan);
 	outerPlan(hash) = &builder->scan.plan;
-	if (remote_private != NIL)
+	if (plan.remote != NIL)
 		forbid_prefetch(hj);
 }
 

@@ -15,9 +15,8 @@
  *
  * Plan form: lefttree = the scan; targetlist and custom_scan_tlist as the
  * builder's (the node returns its input's own slots); custom_exprs = the
- * keys, Var(OUTER_VAR, attno), for EXPLAIN; custom_private = filter id, the
- * planner's expected pass rate, the number of keys, then per key its column,
- * extended hash function, amq_jf_key_form and collation.
+ * keys, Var(OUTER_VAR, attno), for EXPLAIN; custom_private = its
+ * amq_jf_probe_plan (joinfilter/plan_data.c).
  */
 #include "postgres.h"
 
@@ -51,26 +50,23 @@ const CustomExecMethods amq_jf_probe_exec_methods = {
     .ExplainCustomScan = probe_explain,
 };
 
-/* The state of one probe node, described by custom_private. */
+/* The state of one probe node, described by its plan. */
 static Node *probe_create_state(CustomScan *cscan)
 {
 	amq_jf_probe_state *state = palloc0(sizeof(amq_jf_probe_state));
+	amq_jf_probe_plan plan;
 
+	amq_jf_probe_plan_read(cscan->custom_private, &plan);
 	NodeSetTag(state, T_CustomScanState);
 	state->css.methods = &amq_jf_probe_exec_methods;
-	List *private = cscan->custom_private;
-
-	state->filter_id = intVal(linitial(private));
-	state->nkeys = intVal(lthird(private));
+	state->filter_id = plan.filter_id;
+	state->nkeys = plan.nkeys;
 	state->attnos = palloc(sizeof(AttrNumber) * state->nkeys);
 	state->keys = palloc0(sizeof(amq_jf_key) * state->nkeys);
 	for (int k = 0; k < state->nkeys; k++) {
-		int at = 3 + 4 * k;
-
-		state->attnos[k] = (AttrNumber)intVal(list_nth(private, at));
-		amq_jf_key_init(&state->keys[k], (amq_jf_key_form)intVal(list_nth(private, at + 2)),
-				(Oid)intVal(list_nth(private, at + 1)),
-				(Oid)intVal(list_nth(private, at + 3)));
+		state->attnos[k] = plan.keys[k].attno;
+		amq_jf_key_init(&state->keys[k], plan.keys[k].form, plan.keys[k].hash_proc,
+				plan.keys[k].collation);
 	}
 	state->keys_allocate = amq_jf_keys_allocate(state->keys, state->nkeys);
 	return (Node *)state;

@@ -21,10 +21,8 @@
  * table does not rescan the builder, publishes nothing, and its scans keep
  * filtering with the filter that is still current.
  *
- * Plan form (the builder's custom_private second list): per filter its id,
- * its parameter, its number of scans, then per scan its plan_node_id and its
- * EXPLAIN label; its inner key follows the local filters' keys in
- * custom_exprs.
+ * Plan form: the builder's amq_jf_remote_plans (joinfilter/plan_data.c);
+ * each one's inner key follows the local filters' keys in custom_exprs.
  */
 #include "postgres.h"
 
@@ -37,28 +35,22 @@
 #include "joinfilter/joinfilter.h"
 
 /* See joinfilter/joinfilter.h. */
-void amq_jf_ship_create(amq_jf_build_state *state, List *private)
+void amq_jf_ship_create(amq_jf_build_state *state, List *remote)
 {
-	ListCell *lc = list_head(private);
+	ListCell *lc;
 
-	state->remote = palloc0(sizeof(amq_jf_remote) * (list_length(private) + 1));
-	while (lc != NULL) {
+	state->remote = palloc0(sizeof(amq_jf_remote) * (list_length(remote) + 1));
+	foreach (lc, remote) {
+		const amq_jf_remote_plan *plan = lfirst(lc);
 		amq_jf_remote *r = &state->remote[state->nremote++];
 
-		r->id = intVal(lfirst(lc));
-		lc = lnext(private, lc);
-		r->paramid = intVal(lfirst(lc));
-		lc = lnext(private, lc);
-		r->nscans = intVal(lfirst(lc));
-		lc = lnext(private, lc);
-		r->scan_ids = palloc(sizeof(int) * r->nscans);
+		r->id = plan->id;
+		r->paramid = plan->paramid;
+		r->nscans = plan->nscans;
+		r->scan_ids = plan->scan_ids;
 		r->scans = palloc0(sizeof(PlanState *) * r->nscans);
-		for (int i = 0; i < r->nscans; i++) {
-			r->scan_ids[i] = intVal(lfirst(lc));
-			lc = lnext(private, lc);
-			r->labels = lappend(r->labels, lfirst(lc));
-			lc = lnext(private, lc);
-		}
+		for (int i = 0; i < r->nscans; i++)
+			r->labels = lappend(r->labels, makeString(plan->labels[i]));
 	}
 }
 
