@@ -4,8 +4,9 @@
 -- each scan fetched; answers with the feature on and off; a rescan that
 -- sends a new filter; the scans that get none (a server without extensions
 -- 'amq', a filter over the size cap, left and anti joins); a remote column
--- of another type, whose shard passes every row; and a database without amq
--- behind extensions 'amq', whose error fails the query.
+-- of another type, which fails the query when key values (an exact set, a
+-- range) ship and whose shard passes every row when they do not; and a
+-- database without amq behind extensions 'amq', whose error fails the query.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS amq;
 RESET client_min_messages;
@@ -126,11 +127,19 @@ SELECT * FROM pg_temp.shipped(
 
 -- A server without extensions 'amq' gets none.
 SELECT * FROM pg_temp.shipped('SELECT count(*) FROM fact_plain f JOIN dim d ON f.k = d.k');
--- A remote text column behind a local bigint: the condition ships (nothing
--- asks the remote server), and its type check passes every row.
+-- A remote text column behind a local bigint: the exact set and the range
+-- compare the bare column (what lets an index serve them), which no
+-- operator compares with bigint there: the remote parse fails, loudly.
+\set VERBOSITY terse
+SELECT count(*) FROM fact_text f JOIN dim d ON f.k = d.k;
+\set VERBOSITY default
+-- With no key values, the Bloom condition ships (nothing asks the remote
+-- server), and its type check passes every row.
+SET amq.join_filter_remote_max_set_keys = 0;
 SELECT * FROM pg_temp.shipped('SELECT count(*) FROM fact_text f JOIN dim d ON f.k = d.k');
 SELECT * FROM pg_temp.fetched('SELECT count(*) FROM fact_text f JOIN dim d ON f.k = d.k', 200, 10000);
 SELECT count(*) FROM fact_text f JOIN dim d ON f.k = d.k;
+RESET amq.join_filter_remote_max_set_keys;
 -- A remote timestamptz behind a local text: a type that takes no collation,
 -- so the probe's text cast must parse there too; every row passes.
 CREATE TABLE remote.fact_tz AS
@@ -143,9 +152,17 @@ CREATE TABLE dim_tz AS
          AS k
   FROM generate_series(1, 50) g;
 ANALYZE dim_tz;
+-- No operator compares a timestamptz with the exact set's text there: the
+-- remote parse fails, loudly ...
+\set VERBOSITY terse
+SELECT count(*) FROM fact_tz f JOIN dim_tz d ON f.k = d.k;
+\set VERBOSITY default
+-- ... and without key values the Bloom condition passes every row.
+SET amq.join_filter_remote_max_set_keys = 0;
 SELECT * FROM pg_temp.shipped('SELECT count(*) FROM fact_tz f JOIN dim_tz d ON f.k = d.k');
 SELECT * FROM pg_temp.fetched('SELECT count(*) FROM fact_tz f JOIN dim_tz d ON f.k = d.k', 50, 1000);
 SELECT count(*) FROM fact_tz f JOIN dim_tz d ON f.k = d.k;
+RESET amq.join_filter_remote_max_set_keys;
 -- A database without amq behind extensions 'amq': its own error, as
 -- postgres_fdw gives for any extension a server declares but lacks.
 \set VERBOSITY terse

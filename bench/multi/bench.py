@@ -18,7 +18,12 @@ coordinator and two shards and loads orders, ROWS rows over the shards).
    join's inner side and nothing can ship.
    Then the per-row cost on a shard of each case's Remote SQL, run on
    shard1 itself.
-2. One node: a 5M-row fact table joined with a 500k-row dimension whose hash
+2. Exact key sets against Bloom filters (--set-sizes): orders JOIN n
+   customers with an index on the shards' customer_id, the remote filter
+   sent as a Bloom filter (amq.join_filter_remote_max_set_keys 0) and as an
+   exact set, side by side: what amq.join_filter_remote_max_set_keys's
+   default rests on. --only sets runs only this table.
+3. One node: a 5M-row fact table joined with a 500k-row dimension whose hash
    table is larger than work_mem, plain (amq.join_filter off) and
    prefiltered, at work_mem 4MB (the default) and 1GB.
 
@@ -35,6 +40,7 @@ seconds a case.
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 
@@ -134,11 +140,13 @@ def shipped(top):
             n = key.split()[-1]
             state = node.get(f"Filter {n} State")
             bytes_ = node.get(f"Filter {n} Size")
+            sent = node.get(f"Filter {n} Sent")
             if state:
                 parts.append(f"automatic filter {n} on {node[key]}: {state}")
             else:
                 size += int(bytes_ or 0)
-                parts.append(f"automatic filter {n} on {node[key]}: {int(bytes_ or 0):,} B to "
+                what = f"{sent} ({int(bytes_ or 0):,} B)" if sent else f"{int(bytes_ or 0):,} B"
+                parts.append(f"automatic filter {n} on {node[key]}: {what} to "
                              f"{node.get(f'Filter {n} Sent To')}")
     parts.insert(0, ", ".join(n["Node Type"] for n in nodes if n["Node Type"] in JOIN_NODES) or "no join")
     scans = [s for s in nodes if s["Node Type"] == "Foreign Scan"]
@@ -280,6 +288,9 @@ def shard_cost(runs, plain, hand, auto):
     for case in (plain, hand, auto):
         sql = next(s["Remote SQL"] for s in foreign_scans(case.explain["Plan"])
                    if s.get("Relation Name") == "orders_s1")
+        # The filter's parameter from the stored copy; the exact set's and
+        # range's (which 10,000 keys do not send as a set) NULL, as sent.
+        sql = re.sub(r"\$(?!1::)\d+::", "NULL::", sql)
         queries.append((case.label, "SELECT count(*) FROM (" +
                         sql.replace("$1::public.bloom", "(SELECT f FROM public.probe_filter)") + ") s"))
     times = {label: [] for label, _ in queries}
@@ -294,6 +305,40 @@ def shard_cost(runs, plain, hand, auto):
     for label, _ in queries:
         t = statistics.median(times[label])
         print(f"| {label} | {t:.0f} | {(t - base) * 1e6 / rows:.1f} |")
+    print()
+
+
+def key_sets(runs, sizes):
+    """Exact key sets against Bloom filters, to choose
+    amq.join_filter_remote_max_set_keys: orders JOIN a table of n customers
+    (spread over all of them) with an index on the shards' customer_id, the
+    inner keys shipped as the Bloom filter (max_set_keys 0: Bloom filter and
+    range) and as an exact set (max_set_keys n), side by side."""
+    for shard in ("shard1", "shard2"):
+        psql(shard, "CREATE INDEX IF NOT EXISTS orders_customer ON orders (customer_id); ANALYZE orders;")
+    customers = int(value("coord", "SELECT count(*) FROM customers"))
+    pairs = []
+    for n in sizes:
+        psql("coord", f"""CREATE TABLE keys_{n} AS SELECT (c * {customers // n})::bigint AS customer_id
+                           FROM generate_series(0, {n - 1}) c; ANALYZE keys_{n};""")
+        query = f"SELECT count(*), sum(o.amount) FROM orders o JOIN keys_{n} k USING (customer_id)"
+        pairs.append((n, Case(f"{n:,} keys, Bloom filter", ON + " SET amq.join_filter_remote_max_set_keys = 0;",
+                              query),
+                      Case(f"{n:,} keys, exact set", ON + f" SET amq.join_filter_remote_max_set_keys = {n};",
+                           query)))
+    measure([case for _, bloom, exact in pairs for case in (bloom, exact)], runs)
+    print("## across servers: exact key sets against Bloom filters (an index on the shards' customer_id)")
+    print("| inner keys | ships | ms (median) | set / Bloom | rows fetched | bytes coord→shards "
+          "| what ships (EXPLAIN VERBOSE) | answer |")
+    print("|---:|---|---:|---:|---:|---:|---|---|")
+    for n, bloom, exact in pairs:
+        for case in (bloom, exact):
+            rows = sum(fetched(s) for s in foreign_scans(case.explain["Plan"]))
+            _, ships = shipped(case.explain)
+            vs = ratio(exact, bloom) if case is exact else ""
+            print(f"| {n:,} | {case.label.split(', ')[1]} | {ms(case):.1f} | {vs} | {rows:,} | "
+                  f"{case.wire[0]:,} | {ships} | {case.answer} |")
+        check_same([bloom, exact])
     print()
 
 
@@ -338,14 +383,20 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--customers", type=int, default=1000000)
     parser.add_argument("--fact", type=int, default=5000000, help="rows of the one-node join's fact table")
+    parser.add_argument("--set-sizes", default="10,100,1000,10000,100000",
+                        help="inner keys of the exact-set table")
+    parser.add_argument("--only", choices=("sets",), help="only the exact-set table")
     args = parser.parse_args()
     setup_coordinator(args.customers)
     rows = sum(int(value(shard, "SELECT count(*) FROM orders")) for shard in ("shard1", "shard2"))
     keys = int(value("coord", "SELECT count(*) FROM vip"))
-    print(f"## across servers: {rows:,} orders on 2 shards, {keys:,} vip keys")
-    across_servers(args.runs)
-    print(f"## one node: fact {args.fact:,} rows JOIN dim {args.fact // 10:,} rows")
-    one_node(args.runs, args.fact)
+    if args.only != "sets":
+        print(f"## across servers: {rows:,} orders on 2 shards, {keys:,} vip keys")
+        across_servers(args.runs)
+    key_sets(args.runs, [int(n) for n in args.set_sizes.split(",")])
+    if args.only != "sets":
+        print(f"## one node: fact {args.fact:,} rows JOIN dim {args.fact // 10:,} rows")
+        one_node(args.runs, args.fact)
 
 
 if __name__ == "__main__":

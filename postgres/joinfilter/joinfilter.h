@@ -25,6 +25,7 @@
 #include "nodes/extensible.h"
 #include "port/atomics.h"
 #include "storage/buf.h"
+#include "utils/array.h"
 
 #include "commands/explain.h"
 #include "nodes/plannodes.h"
@@ -58,7 +59,11 @@ extern bool amq_jf_enabled;
 extern int amq_jf_max_kb;	    /* per-filter memory cap, in kB */
 extern double amq_jf_max_pass_rate; /* build when expected pass rate <= this */
 extern bool amq_jf_remote_enabled;
-extern int amq_jf_remote_max_kb; /* largest remote filter sent, in kB */
+extern int amq_jf_remote_max_kb;       /* largest remote filter sent, in kB */
+extern int amq_jf_remote_max_set_keys; /* most keys sent as an exact set */
+/* Its bound: the set crosses as array text on every cursor open, and the
+ * shard plans one index probe per key. */
+#define AMQ_JF_REMOTE_MAX_SET_KEYS 100000
 /* Its bound: the filter crosses as hex text (2 bytes a byte, plus "\x"),
  * which must stay under MaxAllocSize (1GB). */
 #define AMQ_JF_REMOTE_MAX_KB ((int)((MaxAllocSize / 2 - 2) / 1024))
@@ -206,12 +211,20 @@ typedef struct amq_jf_filter_plan {
 	amq_jf_key_plan *keys;
 } amq_jf_filter_plan;
 
-/* A remote filter of a builder node: its executor parameter, the
+/* The executor parameters of one remote filter: its Bloom filter's, the
+ * exact set of its keys' (an array of key_type) and their range's (lo and
+ * hi, of key_type; -1 for a type whose order a shard may see otherwise). */
+typedef struct amq_jf_remote_params {
+	int bloom, set, lo, hi;
+	Oid key_type; /* the inner key's type (a domain's base type) */
+} amq_jf_remote_params;
+
+/* A remote filter of a builder node: its executor parameters, the
  * plan_node_ids of the postgres_fdw scans it goes to and their EXPLAIN
  * labels ("table as $n"). */
 typedef struct amq_jf_remote_plan {
 	int id;
-	int paramid;
+	amq_jf_remote_params params;
 	int nscans;
 	int *scan_ids;
 	char **labels;
@@ -270,15 +283,51 @@ typedef struct amq_jf_filter {
 } amq_jf_filter;
 
 /*
+ * The distinct keys of a build while there are few (joinfilter/key_set.c),
+ * and their least and greatest: what a remote filter also sends, as an
+ * array and a range that a shard's index can use. The values are copies
+ * in their own memory, deduplicated by their amq hash and then by their
+ * bytes (equal values of other bytes, numeric 1.0 and 1.00, may both stay:
+ * harmless in a set).
+ */
+typedef struct amq_jf_key_set {
+	Oid type;
+	int16 typlen;
+	bool typbyval;
+	char typalign;
+	FmgrInfo *cmp;	      /* the type's btree order, or NULL: no range */
+	int max_keys;	      /* amq.join_filter_remote_max_set_keys at the build */
+	uint64 max_bytes;     /* amq.join_filter_remote_max_memory, half of hash_mem */
+	MemoryContext values; /* the set's copies and arrays */
+	Datum *keys;
+	uint64 *hashes;
+	int count, capacity;
+	uint64 bytes;
+	bool gave_up; /* more distinct keys or bytes than allowed */
+	bool ranged;  /* lo and hi hold the range (copies in the query's memory) */
+	Datum lo, hi;
+} amq_jf_key_set;
+
+/* Sets set up for keys of type in a child context of parent, empty. */
+void amq_jf_key_set_init(amq_jf_key_set *set, Oid type, bool ordered, MemoryContext parent);
+/* Empties set for a new build, reading the settings again. */
+void amq_jf_key_set_clear(amq_jf_key_set *set);
+/* Adds one non-NULL key with its amq hash. */
+void amq_jf_key_set_add(amq_jf_key_set *set, Datum value, uint64 hash);
+/* The set as an array in its own memory (valid until it is cleared), or
+ * NULL when the build gave it up. */
+ArrayType *amq_jf_key_set_array(amq_jf_key_set *set);
+
+/*
  * A filter shipped to postgres_fdw scans (joinfilter/remote.c): built from
  * the same inner rows with amq's portable hashing, as bloom_agg would build
  * it, sized for the distinct keys once the build ends, and handed to the
  * scans as the value of executor parameter paramid.
  */
 typedef struct amq_jf_remote {
-	int id;		     /* unique within its PlannedStmt, shared with local filters */
-	int paramid;	     /* the scans' parameter */
-	ExprState *key_expr; /* the inner key over the builder's input */
+	int id;			     /* unique within its PlannedStmt, shared with local filters */
+	amq_jf_remote_params params; /* the scans' parameters */
+	ExprState *key_expr;	     /* the inner key over the builder's input */
 	amq_pg_hasher hasher;
 	int nscans;
 	int *scan_ids;	       /* the scans' plan_node_ids */
@@ -292,6 +341,8 @@ typedef struct amq_jf_remote {
 	uint64 keys_added;     /* non-NULL keys, all builds */
 	size_t size;	       /* bytes of the last filter sent; 0: none */
 	struct varlena *value; /* the parameter's value, in the query's memory */
+	amq_jf_key_set set;    /* this build's exact set and range of keys */
+	const char *sent;      /* what the last build sent, for EXPLAIN */
 } amq_jf_remote;
 
 typedef struct amq_jf_build_state {
@@ -429,12 +480,17 @@ extern const CustomExecMethods amq_jf_probe_exec_methods;
  * deterministic collation, bytea, uuid, date, timestamp). */
 bool amq_jf_remote_key_types(Oid outer_type, Oid inner_type, Oid collation);
 
+/* Whether keys of type (a portable one) may be sent as a range: they have no
+ * collation, so every server orders them alike (not text). */
+bool amq_jf_remote_key_ordered(Oid type);
+
 /* A postgres_fdw scan that can take a remote filter, and what its Remote
  * SQL needs for it. */
 typedef struct amq_jf_remote_scan {
 	ForeignScan *scan;
 	char *column_sql;     /* the key's remote column, quoted */
 	char *type_check_sql; /* whether the remote column hashes alike, SQL */
+	char *guard_sql;      /* true, or an error when it does not, SQL */
 	bool text;	      /* probe col::text under COLLATE "C" */
 	char *label;	      /* the local table, for EXPLAIN */
 } amq_jf_remote_scan;
@@ -454,12 +510,13 @@ bool amq_jf_remote_target(PlannedStmt *stmt, ForeignScan *scan, AttrNumber attno
  * *schema; or InvalidOid (amq is loaded but not created here). */
 Oid amq_jf_bloom_type(char **schema);
 
-/* Gives target's scan the remote filter of executor parameter paramid (of
- * type bloom_type, in amq_schema): appends the parameter to its fdw_exprs
- * and the condition to its Remote SQL. Returns the parameter's number there
- * ($n). */
-int amq_jf_remote_attach(PlannedStmt *stmt, const amq_jf_remote_scan *target, int paramid,
-			 Oid bloom_type, const char *amq_schema);
+/* Gives target's scan the remote filter of executor parameters params (the
+ * Bloom filter's of type bloom_type, in amq_schema): appends the parameters
+ * to its fdw_exprs and the conditions to its Remote SQL. Returns the Bloom
+ * filter's parameter's number there ($n). */
+int amq_jf_remote_attach(PlannedStmt *stmt, const amq_jf_remote_scan *target,
+			 const amq_jf_remote_params *params, Oid bloom_type,
+			 const char *amq_schema);
 
 /* The builder's remote filters (joinfilter/ship.c): made from the plan's
  * amq_jf_remote_plan *s, started, fed each inner row, reset for a rebuild,

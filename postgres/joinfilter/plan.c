@@ -30,6 +30,7 @@
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/planner.h"
+#include "utils/lsyscache.h"
 
 #include "joinfilter/joinfilter.h"
 
@@ -499,7 +500,13 @@ static List *ship_clause(HashJoin *hj, int clause, double pass, List **exprs, Li
 	Hash *hash = (Hash *)innerPlan(hj);
 	Var *outer_key = (Var *)strip_relabel(list_nth(hj->hashkeys, clause));
 	Expr *inner_key = list_nth(hash->hashkeys, clause);
-	int paramid = list_length(walk->stmt->paramExecTypes);
+	Oid key_type = getBaseType(exprType((Node *)inner_key));
+	int first = list_length(walk->stmt->paramExecTypes);
+	/* Key values (a set, a range) only when the setting allows them now. */
+	bool values = amq_jf_remote_max_set_keys > 0;
+	bool ordered = values && amq_jf_remote_key_ordered(key_type);
+	amq_jf_remote_params params = {first, values ? first + 1 : -1, ordered ? first + 2 : -1,
+				       ordered ? first + 3 : -1, key_type};
 	List *places = NIL;
 	List *shipped = NIL;
 	List *scan_ids = NIL;
@@ -521,7 +528,7 @@ static List *ship_clause(HashJoin *hj, int clause, double pass, List **exprs, Li
 		    !amq_jf_remote_target(walk->stmt, (ForeignScan *)*place->slot, place->attno,
 					  pass <= amq_jf_max_pass_rate, &target))
 			continue;
-		n = amq_jf_remote_attach(walk->stmt, &target, paramid, walk->bloom_type,
+		n = amq_jf_remote_attach(walk->stmt, &target, &params, walk->bloom_type,
 					 walk->amq_schema);
 		shipped = lappend(shipped, target.scan);
 		scan_ids = lappend_int(scan_ids, target.scan->scan.plan.plan_node_id);
@@ -529,9 +536,16 @@ static List *ship_clause(HashJoin *hj, int clause, double pass, List **exprs, Li
 	}
 	if (shipped == NIL)
 		return NIL;
+	/* In the order of params: the filter, the set and the range. */
 	walk->stmt->paramExecTypes = lappend_oid(walk->stmt->paramExecTypes, walk->bloom_type);
+	if (values)
+		walk->stmt->paramExecTypes =
+		    lappend_oid(walk->stmt->paramExecTypes, get_array_type(key_type));
+	if (ordered)
+		walk->stmt->paramExecTypes =
+		    list_concat(walk->stmt->paramExecTypes, list_make2_oid(key_type, key_type));
 	rf = palloc(sizeof(*rf));
-	*rf = (amq_jf_remote_plan){walk->next_filter_id++, paramid, list_length(shipped),
+	*rf = (amq_jf_remote_plan){walk->next_filter_id++, params, list_length(shipped),
 				   palloc(sizeof(int) * list_length(shipped)),
 				   palloc(sizeof(char *) * list_length(shipped))};
 	for (int i = 0; i < rf->nscans; i++) {

@@ -11,7 +11,8 @@
  * collation. A builder: the number of local filters, then per filter its id,
  * its capacity (a String: it may pass an int), the number of keys and per key
  * its extended hash function, form and collation; then the number of remote
- * filters, and per filter its id, its executor parameter, the number of its
+ * filters, and per filter its id, its executor parameters (the Bloom filter's,
+ * the set's, the range's two or -1) and its key type, the number of its
  * scans and per scan its plan_node_id and EXPLAIN label.
  */
 #include "postgres.h"
@@ -102,7 +103,11 @@ List *amq_jf_build_plan_write(const amq_jf_build_plan *plan)
 		const amq_jf_remote_plan *rf = lfirst(lc);
 
 		out = lappend(out, makeInteger(rf->id));
-		out = lappend(out, makeInteger(rf->paramid));
+		out = lappend(out, makeInteger(rf->params.bloom));
+		out = lappend(out, makeInteger(rf->params.set));
+		out = lappend(out, makeInteger(rf->params.lo));
+		out = lappend(out, makeInteger(rf->params.hi));
+		out = lappend(out, makeInteger((int)rf->params.key_type));
 		out = lappend(out, makeInteger(rf->nscans));
 		for (int s = 0; s < rf->nscans; s++) {
 			out = lappend(out, makeInteger(rf->scan_ids[s]));
@@ -135,7 +140,11 @@ void amq_jf_build_plan_read(List *private, amq_jf_build_plan *plan)
 		amq_jf_remote_plan *rf = palloc0(sizeof(*rf));
 
 		rf->id = read_int(&r);
-		rf->paramid = read_int(&r);
+		rf->params.bloom = read_int(&r);
+		rf->params.set = read_int(&r);
+		rf->params.lo = read_int(&r);
+		rf->params.hi = read_int(&r);
+		rf->params.key_type = (Oid)read_int(&r);
 		rf->nscans = read_int(&r);
 		rf->scan_ids = palloc(sizeof(int) * rf->nscans);
 		rf->labels = palloc(sizeof(char *) * rf->nscans);

@@ -12,13 +12,27 @@
  * the deterministic collation of the join compares, whatever the remote
  * column's collation; and a cast that exists for a remote column of any
  * type, so that the condition parses even where the check fails)
+ * and, for the exact set of the inner keys and (for a type without a
+ * collation) their range,
+ *     AND (($s::T1[] IS NULL) OR (col OPERATOR(pg_catalog.=) ANY ($s::T1[])
+ *       AND G))
+ *     AND (($lo::T1 IS NULL) OR (col OPERATOR(pg_catalog.>=) $lo::T1 AND
+ *       col OPERATOR(pg_catalog.<=) $hi::T1 AND G))
+ * (T1 the inner key's type; G the same type check as an InitPlan that
+ * raises, through an int4 cast of its message, where the remote column's
+ * type is not one that compares as the local one: a bare column, which an
+ * index can use, relies on postgres_fdw's assumption that the types match,
+ * so where they do not the query fails instead of missing rows)
  * added to its Remote SQL, where S is amq's schema here (postgres_fdw names
  * every shippable extension function with its local schema, so every server
  * needs amq in the same one) and T the remote types that hash as the local
  * column's type does. The builder of the hash join sets the parameter when
  * its build completes (joinfilter/build.c); until then, or when the filter
  * grew too large, it is NULL and the shard's planner folds the condition
- * away.
+ * away. A build sends either the set (at most
+ * amq.join_filter_remote_max_set_keys keys; an empty one fetches nothing)
+ * or the range and the Bloom filter, the other parameters NULL; the shard's
+ * custom plan (postgres_fdw's statements are unnamed) sees the values.
  *
  * Nothing asks the shard anything: amq opens no connection of its own. The
  * user's `extensions 'amq'` on the server says that amq is installed there
@@ -26,12 +40,17 @@
  * own error). The remote column's type is checked on the shard, once per
  * scan (the subquery is an InitPlan there): postgres_fdw assumes that a
  * foreign column has its remote column's type, and where that does not hold
- * (a remote char(n) or timestamptz behind a local text, text behind a local
- * bigint, a domain) the shard passes every row instead of probing values
- * that hash otherwise, so the condition never drops a row the coordinator's
- * join would match, and never raises (to_regclass gives NULL for a missing
- * table). Every name in it is schema-qualified, so no search_path on the
- * shard can redirect it. It calls only what every amq release has
+ * (a remote char(n) or timestamptz behind a local text, a domain) the
+ * Bloom condition passes every row instead of probing values that hash
+ * otherwise, so it never drops a row the coordinator's join would match;
+ * the set and the range raise G's error instead (the keys' values would
+ * compare otherwise), and a remote column that no operator compares with
+ * the key's type (text behind a local bigint) fails the statement's parse on
+ * the shard, as postgres_fdw's own conditions on it do.
+ * A plan made under amq.join_filter_remote_max_set_keys = 0 has neither
+ * condition (and a set or range planned sends NULL while it is 0).
+ * Every name in it is schema-qualified, so no search_path on the shard can
+ * redirect it. It calls only what every amq release has
  * (bloom_contains(bloom, anycompatible), format version 1) and pg_catalog.
  *
  * The scan's plan is postgres_fdw's, edited after the fact: what this relies
@@ -146,6 +165,25 @@ bool amq_jf_remote_key_types(Oid outer_type, Oid inner_type, Oid collation)
 	       (OidIsValid(collation) && get_collation_isdeterministic(collation));
 }
 
+/* See joinfilter/joinfilter.h. */
+bool amq_jf_remote_key_ordered(Oid type)
+{
+	portable_group group = group_of_type(type);
+
+	return group != PORTABLE_NONE && group != PORTABLE_TEXT;
+}
+
+/* The qualified name of a portable type (a domain's base type). */
+static const char *type_name(Oid type)
+{
+	Oid base = getBaseType(type);
+
+	for (size_t i = 0; i < lengthof(portable_types); i++)
+		if (portable_types[i].type == base)
+			return portable_types[i].name;
+	elog(ERROR, "remote join filter on a key of type %s", format_type_be(type));
+}
+
 /* The value of option name among a foreign server's, table's or column's
  * options, or NULL. */
 static char *option_value(List *options, const char *name)
@@ -258,6 +296,25 @@ bool amq_jf_remote_target(PlannedStmt *stmt, ForeignScan *scan, AttrNumber attno
 	    group_types_sql(group),
 	    quote_literal_cstr(quote_qualified_identifier(remote_schema, remote_table)),
 	    quote_literal_cstr(remote_column));
+	/* The exact set and the range compare the bare column, as postgres_fdw's
+	 * own conditions do, so that an index can serve them: a remote column
+	 * that does not compare as the local one (a char(n) behind a text)
+	 * raises instead of missing rows. */
+	target->guard_sql = psprintf(
+	    "(SELECT CASE WHEN pg_catalog.bool_and(a.atttypid OPERATOR(pg_catalog.=) ANY (%s))"
+	    " THEN true ELSE pg_catalog.concat(%s)::pg_catalog.int4 IS NULL END"
+	    " FROM pg_catalog.pg_attribute a"
+	    " WHERE a.attrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(%s)"
+	    " AND a.attname OPERATOR(pg_catalog.=) %s)",
+	    group_types_sql(group),
+	    quote_literal_cstr(psprintf(
+		"amq join filter: the remote column %s of %s does not have the type of its "
+		"foreign table's column; declare the foreign column with its remote type, or "
+		"SET amq.join_filter_remote_max_set_keys = 0",
+		quote_identifier(remote_column),
+		quote_qualified_identifier(remote_schema, remote_table))),
+	    quote_literal_cstr(quote_qualified_identifier(remote_schema, remote_table)),
+	    quote_literal_cstr(remote_column));
 	target->text = group == PORTABLE_TEXT;
 	target->label = quote_qualified_identifier(
 	    get_namespace_name(get_rel_namespace(rte->relid)), get_rel_name(rte->relid));
@@ -335,28 +392,36 @@ static void find_clauses(const char *sql, int *where, int *order_by)
 	}
 }
 
-/* See joinfilter/joinfilter.h. */
-int amq_jf_remote_attach(PlannedStmt *stmt, const amq_jf_remote_scan *target, int paramid,
-			 Oid bloom_type, const char *amq_schema)
+/* Appends executor parameter paramid of type to scan's fdw_exprs; returns
+ * its number there ($n). */
+static int add_param(ForeignScan *scan, int paramid, Oid type)
 {
-	ForeignScan *scan = target->scan;
 	Param *param = makeNode(Param);
-	const char *sql = strVal(linitial(scan->fdw_private));
-	int n, where, order_by;
-	char *value;
-	StringInfoData buf;
 
 	param->paramkind = PARAM_EXEC;
 	param->paramid = paramid;
-	param->paramtype = bloom_type;
+	param->paramtype = type;
 	param->paramtypmod = -1;
 	param->paramcollid = InvalidOid;
 	param->location = -1;
 	scan->fdw_exprs = lappend(scan->fdw_exprs, param);
-	n = list_length(scan->fdw_exprs);
 	scan->scan.plan.extParam = bms_add_member(scan->scan.plan.extParam, paramid);
 	scan->scan.plan.allParam = bms_add_member(scan->scan.plan.allParam, paramid);
+	return list_length(scan->fdw_exprs);
+}
 
+/* See joinfilter/joinfilter.h. */
+int amq_jf_remote_attach(PlannedStmt *stmt, const amq_jf_remote_scan *target,
+			 const amq_jf_remote_params *params, Oid bloom_type, const char *amq_schema)
+{
+	ForeignScan *scan = target->scan;
+	const char *sql = strVal(linitial(scan->fdw_private));
+	const char *type = type_name(params->key_type);
+	int n, where, order_by;
+	char *value;
+	StringInfoData buf;
+
+	n = add_param(scan, params->bloom, bloom_type);
 	value = psprintf("$%d::%s.bloom", n, amq_schema);
 	find_clauses(sql, &where, &order_by);
 	initStringInfo(&buf);
@@ -367,6 +432,25 @@ int amq_jf_remote_attach(PlannedStmt *stmt, const amq_jf_remote_scan *target, in
 	    "END))",
 	    where >= 0 ? " AND " : " WHERE ", value, target->type_check_sql, amq_schema, value,
 	    target->column_sql, target->text ? "::pg_catalog.text COLLATE pg_catalog.\"C\"" : "");
+	if (params->set >= 0) {
+		char *set =
+		    psprintf("$%d::%s[]",
+			     add_param(scan, params->set, get_array_type(params->key_type)), type);
+
+		appendStringInfo(
+		    &buf, " AND ((%s IS NULL) OR (%s OPERATOR(pg_catalog.=) ANY (%s) AND %s))", set,
+		    target->column_sql, set, target->guard_sql);
+	}
+	if (params->lo >= 0) {
+		char *lo = psprintf("$%d::%s", add_param(scan, params->lo, params->key_type), type);
+		char *hi = psprintf("$%d::%s", add_param(scan, params->hi, params->key_type), type);
+
+		appendStringInfo(&buf,
+				 " AND ((%s IS NULL) OR (%s OPERATOR(pg_catalog.>=) %s AND %s "
+				 "OPERATOR(pg_catalog.<=) %s AND %s))",
+				 lo, target->column_sql, lo, target->column_sql, hi,
+				 target->guard_sql);
+	}
 	appendStringInfoString(&buf, sql + order_by);
 	linitial(scan->fdw_private) = makeString(buf.data);
 	return n;

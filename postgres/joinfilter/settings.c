@@ -19,6 +19,7 @@ int amq_jf_max_kb = 32 * 1024;
 double amq_jf_max_pass_rate = 0.5;
 bool amq_jf_remote_enabled = true;
 int amq_jf_remote_max_kb = 4 * 1024;
+int amq_jf_remote_max_set_keys = 1000;
 
 /* Defines the settings, registers the custom scans, installs the hooks. */
 void amq_jf_init(void)
@@ -53,6 +54,14 @@ void amq_jf_init(void)
 	    "collected within work_mem times hash_mem_multiplier too.",
 	    &amq_jf_remote_max_kb, 4 * 1024, 1, AMQ_JF_REMOTE_MAX_KB, PGC_USERSET, GUC_UNIT_KB,
 	    NULL, NULL, NULL);
+	DefineCustomIntVariable(
+	    "amq.join_filter_remote_max_set_keys",
+	    "Most distinct inner keys sent to a remote server as an exact set.",
+	    "Up to this many, a remote scan gets col = ANY(the keys), which an index can use, "
+	    "instead of the Bloom filter; 0 sends no keys, only Bloom filters and ranges. The "
+	    "keys' text is bounded by amq.join_filter_remote_max_memory too.",
+	    &amq_jf_remote_max_set_keys, 1000, 0, AMQ_JF_REMOTE_MAX_SET_KEYS, PGC_USERSET, 0, NULL,
+	    NULL, NULL);
 	MarkGUCPrefixReserved("amq");
 	RegisterCustomScanMethods(&amq_jf_build_methods);
 	RegisterCustomScanMethods(&amq_jf_probe_methods);

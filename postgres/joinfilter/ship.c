@@ -45,7 +45,7 @@ void amq_jf_ship_create(amq_jf_build_state *state, List *remote)
 		amq_jf_remote *r = &state->remote[state->nremote++];
 
 		r->id = plan->id;
-		r->paramid = plan->paramid;
+		r->params = plan->params;
 		r->nscans = plan->nscans;
 		r->scan_ids = plan->scan_ids;
 		r->scans = palloc0(sizeof(PlanState *) * r->nscans);
@@ -54,10 +54,29 @@ void amq_jf_ship_create(amq_jf_build_state *state, List *remote)
 	}
 }
 
-/* The parameter of remote filter r. */
-static ParamExecData *ship_param(amq_jf_build_state *state, amq_jf_remote *r)
+/* Executor parameter paramid. */
+static ParamExecData *ship_param(amq_jf_build_state *state, int paramid)
 {
-	return &state->css.ss.ps.state->es_param_exec_vals[r->paramid];
+	return &state->css.ss.ps.state->es_param_exec_vals[paramid];
+}
+
+/* Sets r's parameters (those it has) to NULL. */
+static void clear_params(amq_jf_build_state *state, amq_jf_remote *r)
+{
+	int ids[] = {r->params.bloom, r->params.set, r->params.lo, r->params.hi};
+
+	for (size_t i = 0; i < lengthof(ids); i++)
+		if (ids[i] >= 0) {
+			ship_param(state, ids[i])->value = (Datum)0;
+			ship_param(state, ids[i])->isnull = true;
+		}
+}
+
+/* Sets r's parameter paramid to value (NULL when isnull). */
+static void set_param(amq_jf_build_state *state, int paramid, Datum value, bool isnull)
+{
+	ship_param(state, paramid)->value = isnull ? (Datum)0 : value;
+	ship_param(state, paramid)->isnull = isnull;
 }
 
 /* See joinfilter/joinfilter.h. exprs: the first remote key in custom_exprs. */
@@ -70,11 +89,12 @@ void amq_jf_ship_begin(amq_jf_build_state *state, ListCell *exprs, List *list)
 		r->key_expr = ExecInitExpr(key, &state->css.ss.ps);
 		/* NULL until a build completes, even in a tree the ExecutorStart
 		 * hook never links (a zeroed parameter would read as a value). */
-		ship_param(state, r)->value = (Datum)0;
-		ship_param(state, r)->isnull = true;
+		clear_params(state, r);
 		if (!amq_pg_hasher_for_type(&r->hasher, exprType((Node *)key)))
 			elog(ERROR, "remote join filter on a key of type %s",
 			     format_type_be(exprType((Node *)key)));
+		amq_jf_key_set_init(&r->set, r->params.key_type, r->params.lo >= 0,
+				    state->css.ss.ps.state->es_query_cxt);
 		exprs = lnext(list, exprs);
 	}
 }
@@ -167,6 +187,7 @@ void amq_jf_ship_add(amq_jf_build_state *state, ExprContext *econtext)
 		amq_jf_remote *r = &state->remote[i];
 		bool isnull;
 		Datum value;
+		uint64 hash;
 		amq_error err;
 
 		value = ExecEvalExpr(r->key_expr, econtext, &isnull);
@@ -174,14 +195,15 @@ void amq_jf_ship_add(amq_jf_build_state *state, ExprContext *econtext)
 		if (isnull)
 			continue;
 		r->keys_added++;
+		hash = amq_pg_hash_value(&r->hasher, value, AMQ_DEFAULT_SEED);
+		/* The set and range (when planned) go on past the filter's cap. */
+		if (r->params.set >= 0)
+			amq_jf_key_set_add(&r->set, value, hash);
 		if (r->too_large)
 			continue;
 		if (!r->building)
 			ship_start(state, r);
-		amq_pg_check(amq_builder_add(&r->builder,
-					     amq_pg_hash_value(&r->hasher, value, AMQ_DEFAULT_SEED),
-					     &err),
-			     &err);
+		amq_pg_check(amq_builder_add(&r->builder, hash, &err), &err);
 		ship_check_size(r);
 	}
 }
@@ -191,7 +213,6 @@ void amq_jf_ship_reset(amq_jf_build_state *state)
 {
 	for (int i = 0; i < state->nremote; i++) {
 		amq_jf_remote *r = &state->remote[i];
-		ParamExecData *param = ship_param(state, r);
 
 		if (r->building)
 			amq_builder_free(&r->builder);
@@ -200,8 +221,8 @@ void amq_jf_ship_reset(amq_jf_build_state *state)
 		if (r->value != NULL)
 			pfree(r->value);
 		r->value = NULL;
-		param->value = (Datum)0;
-		param->isnull = true;
+		amq_jf_key_set_clear(&r->set);
+		clear_params(state, r);
 	}
 }
 
@@ -241,6 +262,44 @@ static struct varlena *ship_finish(amq_jf_build_state *state, amq_jf_remote *r)
 	return value;
 }
 
+/*
+ * Sets r's parameters for its finished build: the exact set of its keys when
+ * it has at most amq.join_filter_remote_max_set_keys of them (an empty one
+ * for an empty inner side: the scans fetch nothing), which needs no Bloom
+ * filter on top; otherwise the range of its keys (an ordered type) and the
+ * Bloom filter, each when it has one.
+ */
+static void publish_one(amq_jf_build_state *state, amq_jf_remote *r)
+{
+	MemoryContext cxt = state->css.ss.ps.state->es_query_cxt;
+	ArrayType *set = r->params.set >= 0 ? amq_jf_key_set_array(&r->set) : NULL;
+
+	clear_params(state, r);
+	if (set != NULL) {
+		if (r->building)
+			amq_builder_free(&r->builder);
+		r->building = false;
+		r->value = NULL;
+		r->size = 0;
+		set_param(state, r->params.set, PointerGetDatum(set), false);
+		r->sent = MemoryContextStrdup(
+		    cxt,
+		    psprintf("exact set of %d keys", ArrayGetNItems(ARR_NDIM(set), ARR_DIMS(set))));
+		return;
+	}
+	r->value = ship_finish(state, r);
+	if (r->too_large)
+		r->size = 0;
+	set_param(state, r->params.bloom, PointerGetDatum(r->value), r->value == NULL);
+	if (r->params.lo >= 0 && r->set.ranged) {
+		set_param(state, r->params.lo, r->set.lo, false);
+		set_param(state, r->params.hi, r->set.hi, false);
+	}
+	r->sent = r->params.lo >= 0 && r->set.ranged
+		      ? (r->value != NULL ? "range, Bloom filter" : "range")
+		      : (r->value != NULL ? "Bloom filter" : "nothing");
+}
+
 /* See joinfilter/joinfilter.h. */
 void amq_jf_ship_publish(amq_jf_build_state *state)
 {
@@ -248,13 +307,9 @@ void amq_jf_ship_publish(amq_jf_build_state *state)
 
 	for (int i = 0; i < state->nremote; i++) {
 		amq_jf_remote *r = &state->remote[i];
-		ParamExecData *param = ship_param(state, r);
+		int ids[] = {r->params.bloom, r->params.set, r->params.lo, r->params.hi};
 
-		r->value = ship_finish(state, r);
-		if (r->too_large)
-			r->size = 0;
-		param->value = PointerGetDatum(r->value);
-		param->isnull = r->value == NULL;
+		publish_one(state, r);
 		for (int s = 0; s < r->nscans; s++) {
 			PlanState *scan = r->scans[s];
 			MemoryContext old;
@@ -262,7 +317,9 @@ void amq_jf_ship_publish(amq_jf_build_state *state)
 			if (scan == NULL)
 				continue;
 			old = MemoryContextSwitchTo(cxt);
-			scan->chgParam = bms_add_member(scan->chgParam, r->paramid);
+			for (size_t p = 0; p < lengthof(ids); p++)
+				if (ids[p] >= 0)
+					scan->chgParam = bms_add_member(scan->chgParam, ids[p]);
 			MemoryContextSwitchTo(old);
 		}
 	}
@@ -292,6 +349,8 @@ void amq_jf_ship_explain(amq_jf_build_state *state, ListCell *exprs, List *list,
 			continue;
 		ExplainPropertyInteger(psprintf("%sKeys Added", prefix), NULL, (int64)r->keys_added,
 				       es);
+		if (r->sent != NULL)
+			ExplainPropertyText(psprintf("%sSent", prefix), r->sent, es);
 		if (r->size > 0)
 			ExplainPropertyInteger(psprintf("%sSize", prefix), "bytes", (int64)r->size,
 					       es);

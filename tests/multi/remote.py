@@ -24,8 +24,13 @@ shard's orders):
   (postgres_fdw's contract for a declared extension), and the README's check
   query tells each case;
 - remote columns whose type hashes otherwise than the local one (char(n) or
-  timestamptz behind text, text behind bigint) get the filter, and the shard
-  passes every row: never a row missed;
+  timestamptz behind text, text behind bigint) fail the query loudly when
+  key values ship, and with amq.join_filter_remote_max_set_keys = 0 get the
+  filter, and the shard passes every row: never a row missed;
+- at most amq.join_filter_remote_max_set_keys inner keys ship as an exact
+  set, more as a range beside the Bloom filter, both of which the shard's
+  btree index serves (auto_explain there); an empty inner side fetches
+  nothing;
 - a nested loop that rebuilds the filter on each rescan sends each new one;
 - what a shard receives is format version 1 with no value families (its
   bind parameters in the shard's log), which every amq release reads and no
@@ -226,7 +231,8 @@ def never(r):
 def too_large(r):
     """A filter larger than amq.join_filter_remote_max_memory is not sent:
     the clause stays in Remote SQL with a NULL parameter, the shard sends
-    every row, and the builder says why."""
+    every row within the range of the keys (sent beside it), and the builder
+    says why."""
     query = VIP.format(t="orders")
     tree = plan("coord", query, True, ON + " SET amq.join_filter_remote_max_memory = '1kB';")
     scans = foreign_scans(tree)
@@ -235,9 +241,14 @@ def too_large(r):
     r.check("filter over amq.join_filter_remote_max_memory: the builder says it was not sent",
             any("not sent: larger than amq.join_filter_remote_max_memory" in s for s in states),
             "; ".join(states))
-    r.check("filter over amq.join_filter_remote_max_memory: every row fetched",
-            len(scans) == 2 and all(fetched(s) == 100000 for s in scans),
-            " ".join(str(fetched(s)) for s in scans))
+    in_range = psql("coord", """SELECT count(*) FROM orders WHERE customer_id BETWEEN
+                                  (SELECT min(customer_id) FROM rvip) AND (SELECT max(customer_id) FROM rvip)
+                                GROUP BY tableoid ORDER BY tableoid::regclass::text""")
+    r.check("filter over amq.join_filter_remote_max_memory: only the range sent, every row in it "
+            f"fetched ({' and '.join(in_range)} of 100,000)",
+            builder_sent(tree) == ["range"] and len(scans) == 2
+            and [str(fetched(s)) for s in sorted(scans, key=lambda s: s["Relation Name"])] == in_range,
+            f"{builder_sent(tree)} " + " ".join(str(fetched(s)) for s in scans))
     sizes = [(k, v) for _, b in plan_nodes(plan("coord", query, True, ON), "AmqJoinFilterBuild")
              for k, v in b.items() if re.match(r"Filter \d+ (Size|Keys Added)$", k)]
     r.check("a filter sent: the builder shows its keys (2,000) and its size",
@@ -338,11 +349,14 @@ def readme_check(server):
 def remote_types(r):
     """Remote columns in types other than the local ones. Where they hash
     alike (int4 and numeric behind int8, varchar behind text, under another
-    column name and a quoted one) the shard filters; where they do not
-    (char(8) or timestamptz behind text, text behind int8) the condition
-    still ships, since nothing asks the shard, and the shard's type check
-    passes every row: the scan fetches all of them, and the answers stay
-    right."""
+    column name and a quoted one) the shard filters, by the exact set of the
+    200 keys; where they do not (char(8) or timestamptz behind text, text
+    behind int8) the query fails loudly with key values on (the set compares
+    the bare column: a char(8) would compare trimmed and miss rows, so the
+    type check raises; the others have no operator with the keys' type), and with
+    amq.join_filter_remote_max_set_keys = 0 the Bloom condition still ships,
+    since nothing asks the shard, and the shard's type check passes every
+    row: the scan fetches all of them, and the answers stay right."""
     psql("shard1", """
         CREATE TABLE rtypes (id int8, i4 int4, "Num" numeric, vc varchar(12), bp char(8), tx text,
                              tz timestamptz);
@@ -358,31 +372,139 @@ def remote_types(r):
           FROM generate_series(0, 4999, 25) i
           UNION ALL SELECT NULL, rpad('k' || i, 8), NULL FROM generate_series(0, 4999, 50) i;
         ANALYZE rtypes, rkeys;""")
+    guard = ("invalid input syntax for type integer: \"amq join filter: the remote column {} of "
+             "public.rtypes does not have the type of its foreign table's column; declare the "
+             "foreign column with its remote type, or SET amq.join_filter_remote_max_set_keys = 0\"")
     for name, local, remote, key, filters in (
             ("int4 behind int8, another column name", "ci4", "i4", "k", True),
             ("numeric behind int8, a quoted name", '"Num"', '"Num"', "k", True),
             ("varchar behind text", "vc", 'vc::pg_catalog.text COLLATE pg_catalog."C"', "t", True),
-            ("char(8) behind text", "bp", 'bp::pg_catalog.text COLLATE pg_catalog."C"', "t", False),
-            ("timestamptz behind text", "tz", 'tz::pg_catalog.text COLLATE pg_catalog."C"', "z", False),
-            ("text behind int8", "tx", "tx", "k", False)):
+            ("char(8) behind text", "bp", 'bp::pg_catalog.text COLLATE pg_catalog."C"', "t",
+             guard.format("bp")),
+            ("timestamptz behind text", "tz", 'tz::pg_catalog.text COLLATE pg_catalog."C"', "z",
+             "operator does not exist: timestamp with time zone pg_catalog.= text"),
+            ("text behind int8", "tx", "tx", "k", "operator does not exist: text pg_catalog.= bigint")):
         query = f"SELECT x.id, x.{local} FROM rtypes x JOIN rkeys y ON x.{local} = y.{key}"
-        scans = foreign_scans(plan("coord", query, True, ON))
+        setup = ON
+        if filters is not True:
+            out = run_psql("coord", f"{ON}\n{query};")
+            r.check(f"remote {name}: with key values, the shard's error and no rows",
+                    out.returncode != 0 and out.stdout == "" and filters in out.stderr,
+                    out.stderr.strip().split("\n")[0])
+            setup = ON + " SET amq.join_filter_remote_max_set_keys = 0;"
+        scans = foreign_scans(plan("coord", query, True, setup))
         rows = fetched(scans[0]) if len(scans) == 1 else None
         r.check(f"remote {name}: the filter ships", len(scans) == 1
                 and filters_on(remote)(scans[0]["Remote SQL"]),
                 scans[0]["Remote SQL"] if scans else "no foreign scan")
-        if filters:
-            # 800 of the 20,000 rows match (200 keys, 4 rows each).
-            r.check(f"remote {name}: the shard filters (at most the 800 matches plus 1.5 x fpr "
-                    f"of the rest fetched)", rows is not None and rows <= 800 + 1.5 * 0.01 * 19200,
-                    str(rows))
+        if filters is True:
+            # 800 of the 20,000 rows match (200 keys, 4 rows each): the set.
+            r.check(f"remote {name}: the shard filters by the exact set (the 800 matches fetched)",
+                    rows == 800, str(rows))
+            same_answer(r, f"remote {name}", query)
         else:
-            r.check(f"remote {name}: the shard passes every row (20,000 fetched)", rows == 20000,
-                    str(rows))
-        same_answer(r, f"remote {name}", query)
+            r.check(f"remote {name}, key values off: the shard passes every row (20,000 fetched)",
+                    rows == 20000, str(rows))
+            r.check(f"remote {name}, key values off: the answer with the filter off",
+                    answer(query, setup) == answer(query, OFF))
     matches = value("coord", f"{OFF} SELECT count(*) FROM rtypes x JOIN rkeys y ON x.bp = y.t")
     r.check("remote char(8) behind text: padded keys match (the case a trimmed probe would miss)",
             matches == "400", matches)
+
+
+def builder_sent(tree):
+    """What the builders of a plan sent (their "Filter N Sent" values)."""
+    return [str(v) for _, b in plan_nodes(tree, "AmqJoinFilterBuild")
+            for k, v in b.items() if re.match(r"Filter \d+ Sent$", k)]
+
+
+def shard_plans(query, setup):
+    """The plans shard1 ran for query (auto_explain in its log, for the
+    sessions postgres_fdw opens while it runs in a new coordinator session)."""
+    log = os.path.join(ROOT, "shard1", "server.log")
+    psql("shard1", "LOAD 'auto_explain';"
+                   "ALTER SYSTEM SET session_preload_libraries = 'auto_explain';"
+                   "ALTER SYSTEM SET auto_explain.log_min_duration = 0;"
+                   "SELECT pg_reload_conf();")
+    try:
+        time.sleep(1)
+        start = os.path.getsize(log)
+        psql("coord", f"{setup} {query}")
+    finally:
+        psql("shard1", "LOAD 'auto_explain'; ALTER SYSTEM RESET session_preload_libraries;"
+                       "ALTER SYSTEM RESET auto_explain.log_min_duration; SELECT pg_reload_conf();")
+    with open(log, encoding="utf-8", errors="replace") as f:
+        f.seek(start)
+        return f.read()
+
+
+HASHED = ON + " SET enable_nestloop = off; SET enable_mergejoin = off;"
+
+
+def key_values(r):
+    """Exact sets and ranges: at most amq.join_filter_remote_max_set_keys
+    (1000) distinct inner keys go to the shard as col = ANY($set) instead of
+    the Bloom filter, and the keys of an ordered type as col >= $lo AND col <=
+    $hi beside it; the shard's planner sees the values and uses its btree
+    index (auto_explain on the shard); an empty inner side fetches nothing;
+    0 ships no key values; the answers are the same on and off."""
+    psql("shard1", """
+        CREATE TABLE rindexed (id int8, k int8);
+        INSERT INTO rindexed SELECT i, i FROM generate_series(1, 200000) i;
+        CREATE INDEX rindexed_k ON rindexed (k);
+        ANALYZE rindexed;""")
+    psql("coord", """
+        CREATE FOREIGN TABLE rindexed (id int8, k int8) SERVER shard1 OPTIONS (table_name 'rindexed');
+        CREATE TABLE rfew AS SELECT i::int8 * 997 AS k FROM generate_series(1, 50) i
+          UNION ALL SELECT 997 UNION ALL SELECT NULL;
+        CREATE TABLE rnarrow AS SELECT 100000 + 2 * i::int8 AS k FROM generate_series(1, 3000) i;
+        CREATE TABLE rnone (k int8);
+        ANALYZE rindexed, rfew, rnarrow, rnone;""")
+    join = "SELECT x.id FROM rindexed x JOIN {} y ON x.k = y.k"
+    few, narrow, none = join.format("rfew"), join.format("rnarrow"), join.format("rnone")
+    tree = plan("coord", few, True, HASHED)
+    scans = foreign_scans(tree)
+    sql = scans[0]["Remote SQL"] if scans else ""
+    r.check("a set and a range in the Remote SQL, on the bare column",
+            re.search(r"AND \(\(\$\d+::pg_catalog\.int8\[\] IS NULL\) OR \(k OPERATOR\(pg_catalog\.=\) "
+                      r"ANY \(\$\d+::pg_catalog\.int8\[\]\) AND \(SELECT CASE WHEN pg_catalog\.bool_and", sql)
+            is not None and re.search(r"k OPERATOR\(pg_catalog\.>=\) \$\d+::pg_catalog\.int8 AND k "
+                                      r"OPERATOR\(pg_catalog\.<=\) \$\d+::pg_catalog\.int8", sql) is not None,
+            sql)
+    r.check("50 distinct keys (51 rows and a NULL): the exact set sent, exactly the 50 matches fetched",
+            builder_sent(tree) == ["exact set of 50 keys"] and len(scans) == 1
+            and fetched(scans[0]) == 50, f"{builder_sent(tree)}, {[fetched(s) for s in scans]}")
+    log = shard_plans(few, HASHED)
+    r.check("the shard plans the set with its btree index (auto_explain)",
+            re.search(r"Index Cond: \(k = ANY \('\{[0-9,]+\}'::bigint\[\]\)\)", log) is not None
+            and "rindexed_k" in log, log[-600:])
+    tree = plan("coord", narrow, True, HASHED)
+    scans = foreign_scans(tree)
+    r.check("3,000 keys: the range and the Bloom filter sent, at most the 3,000 matches plus 1.5 x "
+            "fpr of the range's 2,999 others fetched",
+            builder_sent(tree) == ["range, Bloom filter"] and len(scans) == 1
+            and 3000 <= fetched(scans[0]) <= 3000 + 1.5 * 0.01 * 2999,
+            f"{builder_sent(tree)}, {[fetched(s) for s in scans]}")
+    log = shard_plans(narrow, HASHED)
+    r.check("the shard plans the range with its btree index (auto_explain)",
+            re.search(r"Index Cond: \(\(k >= '100002'::bigint\) AND \(k <= '106000'::bigint\)\)",
+                      log) is not None, log[-600:])
+    tree = plan("coord", none, True, HASHED + " SET amq.join_filter_max_pass_rate = 1;")
+    scans = foreign_scans(tree)
+    r.check("an empty inner side: nothing fetched", len(scans) == 1 and fetched(scans[0]) == 0,
+            str([fetched(s) for s in scans]))
+    off = HASHED + " SET amq.join_filter_remote_max_set_keys = 0;"
+    tree = plan("coord", few, True, off)
+    scans = foreign_scans(tree)
+    r.check("amq.join_filter_remote_max_set_keys = 0: no key values in the Remote SQL, the Bloom "
+            "filter sent", len(scans) == 1 and " ANY ($" not in scans[0]["Remote SQL"]
+            and "OPERATOR(pg_catalog.>=)" not in scans[0]["Remote SQL"]
+            and builder_sent(tree) == ["Bloom filter"],
+            f"{builder_sent(tree)} {scans[0]['Remote SQL'] if scans else ''}")
+    for name, query in (("the set", few), ("the range", narrow), ("an empty inner side", none)):
+        same_answer(r, f"{name}", query)
+        r.check(f"{name}: the same answer with key values off",
+                answer(query, off) == answer(query, OFF))
 
 
 def rescans(r):
@@ -504,6 +626,7 @@ def run_all(r):
     r.run("remote filter: too large", too_large)
     r.run("remote filter: without amq", without_amq)
     r.run("remote filter: remote types", remote_types)
+    r.run("remote filter: exact sets and ranges", key_values)
     r.run("remote filter: rescans", rescans)
     r.run("remote filter: non-superusers", non_superusers)
     r.run("remote filter: shard down", shard_down)

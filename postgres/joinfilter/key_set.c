@@ -1,0 +1,197 @@
+/*
+ * joinfilter/key_set.c - the exact set and the range of a build's keys,
+ * while they are few (joinfilter.h: amq_jf_key_set): what a remote filter
+ * sends beside its Bloom filter, so that a shard's planner can use an index
+ * (col = ANY($set), col >= $lo AND col <= $hi) and an empty inner side
+ * fetches nothing.
+ *
+ * Keys are copied as they come, up to twice the set's limit; then they are
+ * sorted by hash and deduplicated (equal hash and equal bytes), and a set
+ * still past its limit, or past its bytes, is given up for this build. The
+ * range goes on whatever the set does.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/typcache.h"
+
+#include "joinfilter/joinfilter.h"
+
+void amq_jf_key_set_init(amq_jf_key_set *set, Oid type, bool ordered, MemoryContext parent)
+{
+	memset(set, 0, sizeof(*set));
+	set->type = type;
+	get_typlenbyvalalign(type, &set->typlen, &set->typbyval, &set->typalign);
+	if (ordered) {
+		TypeCacheEntry *entry = lookup_type_cache(type, TYPECACHE_CMP_PROC_FINFO);
+
+		if (OidIsValid(entry->cmp_proc_finfo.fn_oid))
+			set->cmp = &entry->cmp_proc_finfo;
+	}
+	set->values =
+	    AllocSetContextCreate(parent, "amq join filter key set", ALLOCSET_DEFAULT_SIZES);
+	amq_jf_key_set_clear(set);
+}
+
+void amq_jf_key_set_clear(amq_jf_key_set *set)
+{
+	MemoryContextReset(set->values);
+	set->keys = NULL;
+	set->hashes = NULL;
+	set->count = set->capacity = 0;
+	set->bytes = 0;
+	set->max_keys = amq_jf_remote_max_set_keys;
+	/* Values the join's own hash table holds too: within its memory. */
+	set->max_bytes =
+	    Min((uint64)amq_jf_remote_max_kb * 1024, (uint64)get_hash_memory_limit() / 2);
+	set->gave_up = set->max_keys == 0;
+	if (set->ranged && !set->typbyval) {
+		pfree(DatumGetPointer(set->lo));
+		pfree(DatumGetPointer(set->hi));
+	}
+	set->ranged = false;
+}
+
+/* The order of two keys by hash, for deduplication. */
+static int by_hash(const void *a, const void *b, void *arg)
+{
+	const amq_jf_key_set *set = arg;
+	uint64 ha = set->hashes[*(const int *)a], hb = set->hashes[*(const int *)b];
+
+	return ha < hb ? -1 : ha > hb;
+}
+
+/* Sorts the keys by hash and keeps one of each run of equal hash and bytes;
+ * gives the set up when it still passes its limit. */
+static void compact(amq_jf_key_set *set)
+{
+	MemoryContext old = MemoryContextSwitchTo(set->values);
+	int *order = palloc(sizeof(int) * set->count);
+	Datum *keys = palloc(sizeof(Datum) * set->capacity);
+	uint64 *hashes = palloc(sizeof(uint64) * set->capacity);
+	int kept = 0;
+
+	for (int i = 0; i < set->count; i++)
+		order[i] = i;
+	qsort_arg(order, set->count, sizeof(int), by_hash, set);
+	for (int i = 0; i < set->count; i++) {
+		int at = order[i];
+		bool seen = false;
+
+		/* Any key of the same hash kept so far (a run, almost always 1). */
+		for (int j = kept - 1; j >= 0 && hashes[j] == set->hashes[at] && !seen; j--)
+			seen = datumIsEqual(keys[j], set->keys[at], set->typbyval, set->typlen);
+		if (seen)
+			continue;
+		keys[kept] = set->keys[at];
+		hashes[kept++] = set->hashes[at];
+	}
+	pfree(order);
+	pfree(set->keys);
+	pfree(set->hashes);
+	set->keys = keys;
+	set->hashes = hashes;
+	set->count = kept;
+	MemoryContextSwitchTo(old);
+	if (set->count > set->max_keys) {
+		MemoryContextReset(set->values);
+		set->keys = NULL;
+		set->hashes = NULL;
+		set->count = set->capacity = 0;
+		set->gave_up = true;
+	}
+}
+
+/* Adds value to the set, unless it gave up. */
+static void add_to_set(amq_jf_key_set *set, Datum value, uint64 hash)
+{
+	MemoryContext old;
+
+	if (set->gave_up)
+		return;
+	if (set->count == set->capacity) {
+		if (set->capacity >= 2 * set->max_keys)
+			compact(set);
+		if (set->gave_up)
+			return;
+		if (set->count == set->capacity) {
+			int capacity = Max(16, 2 * set->capacity);
+
+			old = MemoryContextSwitchTo(set->values);
+			set->keys = set->keys == NULL
+					? palloc(sizeof(Datum) * capacity)
+					: repalloc(set->keys, sizeof(Datum) * capacity);
+			set->hashes = set->hashes == NULL
+					  ? palloc(sizeof(uint64) * capacity)
+					  : repalloc(set->hashes, sizeof(uint64) * capacity);
+			MemoryContextSwitchTo(old);
+			set->capacity = capacity;
+		}
+	}
+	set->bytes += set->typbyval ? sizeof(Datum) : datumGetSize(value, false, set->typlen);
+	if (set->bytes > set->max_bytes) {
+		MemoryContextReset(set->values);
+		set->keys = NULL;
+		set->hashes = NULL;
+		set->count = set->capacity = 0;
+		set->gave_up = true;
+		return;
+	}
+	old = MemoryContextSwitchTo(set->values);
+	set->keys[set->count] = datumCopy(value, set->typbyval, set->typlen);
+	MemoryContextSwitchTo(old);
+	set->hashes[set->count++] = hash;
+}
+
+/* Replaces *bound with a copy of value (in the set's parent's memory). */
+static void set_bound(amq_jf_key_set *set, Datum *bound, Datum value)
+{
+	MemoryContext old = MemoryContextSwitchTo(MemoryContextGetParent(set->values));
+
+	if (!set->typbyval && set->ranged)
+		pfree(DatumGetPointer(*bound));
+	*bound = datumCopy(value, set->typbyval, set->typlen);
+	MemoryContextSwitchTo(old);
+}
+
+void amq_jf_key_set_add(amq_jf_key_set *set, Datum value, uint64 hash)
+{
+	/* amq.join_filter_remote_max_set_keys = 0: no key values at all. */
+	if (set->max_keys == 0)
+		return;
+	add_to_set(set, value, hash);
+	if (set->cmp == NULL)
+		return;
+	if (!set->ranged) {
+		MemoryContext old = MemoryContextSwitchTo(MemoryContextGetParent(set->values));
+
+		set->lo = datumCopy(value, set->typbyval, set->typlen);
+		set->hi = datumCopy(value, set->typbyval, set->typlen);
+		MemoryContextSwitchTo(old);
+		set->ranged = true;
+		return;
+	}
+	if (DatumGetInt32(FunctionCall2Coll(set->cmp, InvalidOid, value, set->lo)) < 0)
+		set_bound(set, &set->lo, value);
+	else if (DatumGetInt32(FunctionCall2Coll(set->cmp, InvalidOid, value, set->hi)) > 0)
+		set_bound(set, &set->hi, value);
+}
+
+ArrayType *amq_jf_key_set_array(amq_jf_key_set *set)
+{
+	MemoryContext old;
+	ArrayType *array;
+
+	if (!set->gave_up && set->count > 0)
+		compact(set);
+	if (set->gave_up)
+		return NULL;
+	old = MemoryContextSwitchTo(set->values);
+	array = construct_array(set->keys, set->count, set->type, set->typlen, set->typbyval,
+				set->typalign);
+	MemoryContextSwitchTo(old);
+	return array;
+}
