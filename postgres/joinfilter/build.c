@@ -32,8 +32,10 @@
 #include "executor/executor.h"
 #include "executor/hashjoin.h"
 #include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
 #include "storage/barrier.h"
 #include "storage/shm_toc.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
 
@@ -96,6 +98,8 @@ static Node *build_create_state(CustomScan *cscan)
 					fp->keys[k].collation);
 		amq_jf_judge_init(&f->judge);
 		f->owner = state;
+		if (fp->collect_keys)
+			f->keys_seen = palloc0(sizeof(amq_jf_key_set));
 	}
 	amq_jf_ship_create(state, plan.remote);
 	return (Node *)state;
@@ -112,12 +116,22 @@ static void build_begin(CustomScanState *node, EState *estate, int eflags)
 	outerPlanState(node) = input;
 	/* We return the input's own slots, so parents must see its slot type. */
 	node->ss.ps.resultops = ExecGetResultSlotOps(input, &node->ss.ps.resultopsfixed);
-	for (int i = 0; i < state->nfilters; i++)
-		for (int k = 0; k < state->filters[i].nkeys; k++) {
-			state->filters[i].key_exprs[k] =
-			    ExecInitExpr((Expr *)lfirst(lc), &node->ss.ps);
+	for (int i = 0; i < state->nfilters; i++) {
+		amq_jf_filter *f = &state->filters[i];
+
+		for (int k = 0; k < f->nkeys; k++) {
+			f->key_exprs[k] = ExecInitExpr((Expr *)lfirst(lc), &node->ss.ps);
 			lc = lnext(cscan->custom_exprs, lc);
 		}
+		/* One key (plan.c): its set, and its range where its type has no
+		 * collation. */
+		if (f->keys_seen != NULL) {
+			Oid type = exprType((Node *)f->key_exprs[0]->expr);
+
+			amq_jf_key_set_init(f->keys_seen, type, !type_is_collatable(type), true,
+					    estate->es_query_cxt);
+		}
+	}
 	amq_jf_ship_begin(state, lc, cscan->custom_exprs);
 }
 
@@ -132,6 +146,8 @@ static void build_reset(amq_jf_build_state *state)
 
 		f->published = false;
 		f->overfull = false;
+		if (f->keys_seen != NULL)
+			amq_jf_key_set_clear(f->keys_seen);
 		if (f->shared)
 			continue;
 		if (f->bloom.bytes != NULL)
@@ -179,6 +195,9 @@ static void build_publish(amq_jf_build_state *state)
 			continue;
 		f->overfull = filter_overfull(f);
 		f->published = !f->overfull;
+		if (f->keys_seen != NULL)
+			amq_jf_key_set_seal(f->keys_seen);
+		f->builds++;
 	}
 }
 
@@ -241,6 +260,8 @@ static TupleTableSlot *build_exec(CustomScanState *node)
 		if (any_null)
 			continue;
 		h = amq_jf_hash_keys(f->keys, f->nkeys, values);
+		if (f->keys_seen != NULL)
+			amq_jf_key_set_add(f->keys_seen, values[0], h);
 		if (f->shared)
 			amq_blocked_add_concurrent(&f->bloom, h);
 		else
@@ -429,6 +450,10 @@ static void build_explain(CustomScanState *node, List *ancestors, ExplainState *
 			if (f->overfull)
 				ExplainPropertyText(psprintf("%sState", prefix),
 						    "not used: more keys than planned", es);
+			if (f->keys_seen != NULL)
+				ExplainPropertyInteger(
+				    psprintf("%sPartitions Skipped by Join Filter", prefix), NULL,
+				    (int64)f->partitions_skipped, es);
 		}
 	}
 	amq_jf_ship_explain(state, lc, cscan->custom_exprs, context, es);

@@ -195,20 +195,26 @@ typedef struct amq_jf_key_plan {
 	Oid collation;
 } amq_jf_key_plan;
 
-/* A probe node: its filter, the pass rate the planner expected, its keys. */
+/* A probe node: its filter, the pass rate the planner expected, its keys,
+ * and above a scan of a partition the partition's constraint on its one key
+ * (Var varno 1; NULL: none), by which it skips the scan when no key of the
+ * build can meet it. */
 typedef struct amq_jf_probe_plan {
 	int filter_id;
 	double pass;
 	int nkeys;
 	amq_jf_key_plan *keys;
+	Node *partition_qual;
 } amq_jf_probe_plan;
 
-/* A local filter of a builder node (its inner keys are custom_exprs). */
+/* A local filter of a builder node (its inner keys are custom_exprs); one
+ * whose probes may skip partitions also keeps its keys' set and range. */
 typedef struct amq_jf_filter_plan {
 	int id;
 	uint64 capacity;
 	int nkeys;
 	amq_jf_key_plan *keys;
+	bool collect_keys;
 } amq_jf_filter_plan;
 
 /* The executor parameters of one remote filter: its Bloom filter's, the
@@ -261,6 +267,55 @@ typedef struct amq_jf_judge {
 /* A judge that has seen nothing yet: on, at the start of its first window. */
 void amq_jf_judge_init(amq_jf_judge *judge);
 
+/*
+ * The distinct keys of a build while there are few (joinfilter/key_set.c),
+ * and their least and greatest: what a remote filter also sends, as an
+ * array and a range that a shard's index can use. The values are copies
+ * in their own memory, deduplicated by their amq hash and then by their
+ * bytes (equal values of other bytes, numeric 1.0 and 1.00, may both stay:
+ * harmless in a set).
+ */
+typedef struct amq_jf_key_set {
+	Oid type;
+	int16 typlen;
+	bool typbyval;
+	char typalign;
+	FmgrInfo *cmp;	      /* the type's btree order, or NULL: no range */
+	bool local;	      /* a local filter's (AMQ_JF_LOCAL_SET_KEYS) */
+	int max_keys;	      /* amq.join_filter_remote_max_set_keys at the build */
+	uint64 max_bytes;     /* amq.join_filter_remote_max_memory, half of hash_mem */
+	MemoryContext values; /* the set's copies and arrays */
+	Datum *keys;
+	uint64 *hashes;
+	int count, capacity;
+	uint64 bytes;
+	bool gave_up; /* more distinct keys or bytes than allowed */
+	bool sealed;  /* compacted since the last add */
+	bool ranged;  /* lo and hi hold the range (copies in the query's memory) */
+	Datum lo, hi;
+} amq_jf_key_set;
+
+/* The most keys a local filter keeps to skip partitions by (each probe of
+ * a partition tests its constraint on every key). */
+#define AMQ_JF_LOCAL_SET_KEYS 1000
+
+/* Sets set up for keys of type in a child context of parent, empty; a
+ * local one (a local filter's, to skip partitions) keeps at most
+ * AMQ_JF_LOCAL_SET_KEYS keys, a remote one
+ * amq.join_filter_remote_max_set_keys. */
+void amq_jf_key_set_init(amq_jf_key_set *set, Oid type, bool ordered, bool local,
+			 MemoryContext parent);
+/* Empties set for a new build, reading the settings again. */
+void amq_jf_key_set_clear(amq_jf_key_set *set);
+/* Adds one non-NULL key with its amq hash. */
+void amq_jf_key_set_add(amq_jf_key_set *set, Datum value, uint64 hash);
+/* Deduplicates the keys of a finished build; false when it gave the set up
+ * (set->keys[0..count) are the distinct keys otherwise). */
+bool amq_jf_key_set_seal(amq_jf_key_set *set);
+/* The set as an array in its own memory (valid until it is cleared), or
+ * NULL when the build gave it up. */
+ArrayType *amq_jf_key_set_array(amq_jf_key_set *set);
+
 /* One filter a builder fills: one hash clause of its hash join, or several
  * whose outer keys all reach the same places (one combined filter). */
 typedef struct amq_jf_filter {
@@ -280,43 +335,12 @@ typedef struct amq_jf_filter {
 				* after the leader's shutdown, all participants' */
 	amq_jf_judge judge;    /* shared by the filter's probes */
 	struct amq_jf_build_state *owner;
+	/* A private filter whose probes may skip partitions: the set and range
+	 * of its keys, and the partitions skipped (all loops). NULL: none. */
+	amq_jf_key_set *keys_seen;
+	uint64 partitions_skipped;
+	uint64 builds; /* private builds published, so probes reuse decisions */
 } amq_jf_filter;
-
-/*
- * The distinct keys of a build while there are few (joinfilter/key_set.c),
- * and their least and greatest: what a remote filter also sends, as an
- * array and a range that a shard's index can use. The values are copies
- * in their own memory, deduplicated by their amq hash and then by their
- * bytes (equal values of other bytes, numeric 1.0 and 1.00, may both stay:
- * harmless in a set).
- */
-typedef struct amq_jf_key_set {
-	Oid type;
-	int16 typlen;
-	bool typbyval;
-	char typalign;
-	FmgrInfo *cmp;	      /* the type's btree order, or NULL: no range */
-	int max_keys;	      /* amq.join_filter_remote_max_set_keys at the build */
-	uint64 max_bytes;     /* amq.join_filter_remote_max_memory, half of hash_mem */
-	MemoryContext values; /* the set's copies and arrays */
-	Datum *keys;
-	uint64 *hashes;
-	int count, capacity;
-	uint64 bytes;
-	bool gave_up; /* more distinct keys or bytes than allowed */
-	bool ranged;  /* lo and hi hold the range (copies in the query's memory) */
-	Datum lo, hi;
-} amq_jf_key_set;
-
-/* Sets set up for keys of type in a child context of parent, empty. */
-void amq_jf_key_set_init(amq_jf_key_set *set, Oid type, bool ordered, MemoryContext parent);
-/* Empties set for a new build, reading the settings again. */
-void amq_jf_key_set_clear(amq_jf_key_set *set);
-/* Adds one non-NULL key with its amq hash. */
-void amq_jf_key_set_add(amq_jf_key_set *set, Datum value, uint64 hash);
-/* The set as an array in its own memory (valid until it is cleared), or
- * NULL when the build gave it up. */
-ArrayType *amq_jf_key_set_array(amq_jf_key_set *set);
 
 /*
  * A filter shipped to postgres_fdw scans (joinfilter/remote.c): built from
@@ -418,6 +442,15 @@ typedef struct amq_jf_probe_state {
 	OffsetNumber sifted_through; /* it tested the last sifted page's tuples
 				      * after its first row up to this offset;
 				      * InvalidOffsetNumber: none */
+	/* Above a scan of a partition: its constraint on the key (plan form,
+	 * compiled over key_slot, which holds one key in its column), and
+	 * whether this scan of it was skipped. */
+	Node *partition_qual;
+	ExprState *partition_check;
+	TupleTableSlot *key_slot;
+	bool decided;	      /* whether to skip, since the start or rescan */
+	bool skipped;	      /* ... and what it decided */
+	uint64 decided_build; /* the filter's build it decided for; 0: none */
 } amq_jf_probe_state;
 
 /* amq_jf_probe_hash for keys whose hashing may allocate: in the probe's

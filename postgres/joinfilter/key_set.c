@@ -3,7 +3,8 @@
  * while they are few (joinfilter.h: amq_jf_key_set): what a remote filter
  * sends beside its Bloom filter, so that a shard's planner can use an index
  * (col = ANY($set), col >= $lo AND col <= $hi) and an empty inner side
- * fetches nothing.
+ * fetches nothing; and what a probe above a partition's scan tests the
+ * partition's constraint on, to skip the scan (joinfilter/probe.c).
  *
  * Keys are copied as they come, up to twice the set's limit; then they are
  * sorted by hash and deduplicated (equal hash and equal bytes), and a set
@@ -20,10 +21,12 @@
 
 #include "joinfilter/joinfilter.h"
 
-void amq_jf_key_set_init(amq_jf_key_set *set, Oid type, bool ordered, MemoryContext parent)
+void amq_jf_key_set_init(amq_jf_key_set *set, Oid type, bool ordered, bool local,
+			 MemoryContext parent)
 {
 	memset(set, 0, sizeof(*set));
 	set->type = type;
+	set->local = local;
 	get_typlenbyvalalign(type, &set->typlen, &set->typbyval, &set->typalign);
 	if (ordered) {
 		TypeCacheEntry *entry = lookup_type_cache(type, TYPECACHE_CMP_PROC_FINFO);
@@ -43,7 +46,8 @@ void amq_jf_key_set_clear(amq_jf_key_set *set)
 	set->hashes = NULL;
 	set->count = set->capacity = 0;
 	set->bytes = 0;
-	set->max_keys = amq_jf_remote_max_set_keys;
+	set->max_keys = set->local ? AMQ_JF_LOCAL_SET_KEYS : amq_jf_remote_max_set_keys;
+	set->sealed = false;
 	/* Values the join's own hash table holds too: within its memory. */
 	set->max_bytes =
 	    Min((uint64)amq_jf_remote_max_kb * 1024, (uint64)get_hash_memory_limit() / 2);
@@ -110,6 +114,7 @@ static void add_to_set(amq_jf_key_set *set, Datum value, uint64 hash)
 {
 	MemoryContext old;
 
+	set->sealed = false;
 	if (set->gave_up)
 		return;
 	if (set->count == set->capacity) {
@@ -180,14 +185,20 @@ void amq_jf_key_set_add(amq_jf_key_set *set, Datum value, uint64 hash)
 		set_bound(set, &set->hi, value);
 }
 
+bool amq_jf_key_set_seal(amq_jf_key_set *set)
+{
+	if (!set->sealed && !set->gave_up && set->count > 0)
+		compact(set);
+	set->sealed = true;
+	return !set->gave_up;
+}
+
 ArrayType *amq_jf_key_set_array(amq_jf_key_set *set)
 {
 	MemoryContext old;
 	ArrayType *array;
 
-	if (!set->gave_up && set->count > 0)
-		compact(set);
-	if (set->gave_up)
+	if (!amq_jf_key_set_seal(set))
 		return NULL;
 	old = MemoryContextSwitchTo(set->values);
 	array = construct_array(set->keys, set->count, set->type, set->typlen, set->typbyval,

@@ -23,6 +23,8 @@
  */
 #include "postgres.h"
 
+#include "access/relation.h"
+#include "catalog/partition.h"
 #include "executor/nodeHash.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -30,7 +32,10 @@
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/planner.h"
+#include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
 #include "utils/lsyscache.h"
+#include "utils/partcache.h"
 
 #include "joinfilter/joinfilter.h"
 
@@ -406,6 +411,8 @@ typedef struct clause_key {
 	Oid left_proc;	/* outer type's extended hash */
 	Oid right_proc; /* inner type's extended hash */
 	Oid collation;
+	Oid inner_type; /* the inner key's type */
+	Oid join_op;	/* the hash clause's operator */
 } clause_key;
 
 /* The key's column at its place'th place. */
@@ -414,14 +421,98 @@ static AttrNumber place_attno(const clause_key *key, int place)
 	return ((key_place *)list_nth(key->places, place))->attno;
 }
 
+/* Whether every level of partitioning above partition relid partitions by
+ * one column, with an operator family that holds the join's operator op:
+ * its constraint then gives equal values (by op) the same answer. */
+static bool partitioned_by_join_op(Oid relid, Oid op)
+{
+	ListCell *lc;
+	List *ancestors = get_partition_ancestors(relid);
+
+	foreach (lc, ancestors) {
+		Relation rel = relation_open(lfirst_oid(lc), NoLock);
+		PartitionKey key = RelationGetPartitionKey(rel);
+		bool ok = key != NULL && key->partnatts == 1 && key->partattrs[0] != 0 &&
+			  op_in_opfamily(op, key->partopfamily[0]);
+
+		relation_close(rel, NoLock);
+		if (!ok)
+			return false;
+	}
+	return ancestors != NIL;
+}
+
+/*
+ * The partition constraint of the table scan reads, when it lets a probe of
+ * one key skip the whole scan (joinfilter/probe.c): scan reads a partition
+ * of a table (a plain scan node of one relation), its output column attno
+ * is the key, the constraint (get_partition_qual_relid: its ancestors'
+ * bounds too, Var varno 1) reads that column only, and a key of the build
+ * side stands for the outer values it matches: the same type, compared
+ * bytewise (no collation, or a deterministic one), and every level
+ * partitions by an operator family of the join's operator, so an outer row
+ * of the partition matches a key only if the key itself meets the
+ * constraint. NULL otherwise.
+ */
+static Node *partition_qual(Plan *scan, AttrNumber attno, const clause_key *key,
+			    const plan_walk *walk)
+{
+	Var *var;
+	RangeTblEntry *rte;
+	Node *qual;
+	List *vars;
+	ListCell *lc;
+
+	switch (nodeTag(scan)) {
+	case T_SeqScan:
+	case T_SampleScan:
+	case T_IndexScan:
+	case T_IndexOnlyScan:
+	case T_BitmapHeapScan:
+	case T_TidScan:
+	case T_ForeignScan:
+		break;
+	default:
+		return NULL;
+	}
+	var = column_var(scan, attno);
+	if (((Scan *)scan)->scanrelid == 0 || var == NULL ||
+	    var->varno != (int)((Scan *)scan)->scanrelid || var->varattno < 1 ||
+	    var->vartype != key->inner_type)
+		return NULL;
+	if (type_is_collatable(var->vartype) &&
+	    (!OidIsValid(key->collation) || !get_collation_isdeterministic(key->collation)))
+		return NULL;
+	rte = rt_fetch(((Scan *)scan)->scanrelid, walk->stmt->rtable);
+	if (rte->rtekind != RTE_RELATION || !get_rel_relispartition(rte->relid) ||
+	    !partitioned_by_join_op(rte->relid, key->join_op))
+		return NULL;
+	qual = (Node *)get_partition_qual_relid(rte->relid);
+	if (qual == NULL)
+		return NULL;
+	fix_opfuncids(qual); /* the executor compiles it (probe.c) */
+	vars = pull_var_clause(qual, PVC_RECURSE_PLACEHOLDERS);
+	if (vars == NIL)
+		return NULL;
+	foreach (lc, vars) {
+		Var *v = lfirst(lc);
+
+		if (!IsA(v, Var) || v->varno != 1 || v->varattno != var->varattno ||
+		    v->varlevelsup != 0)
+			return NULL;
+	}
+	return qual;
+}
+
 /* Inserts a probe of filter id on the nkeys keys at their place'th place
- * (the same slot for all of them). */
-static void insert_probe(const clause_key *keys, int nkeys, int place, int id, double pass,
+ * (the same slot for all of them). Returns whether it may skip a partition
+ * (partition_qual), which needs the build's keys. */
+static bool insert_probe(const clause_key *keys, int nkeys, int place, int id, double pass,
 			 plan_walk *walk)
 {
 	Plan **slot = ((key_place *)list_nth(keys[0].places, place))->slot;
 	CustomScan *probe = make_passthrough(*slot, &amq_jf_probe_methods, walk);
-	amq_jf_probe_plan plan = {id, pass, nkeys, palloc(sizeof(amq_jf_key_plan) * nkeys)};
+	amq_jf_probe_plan plan = {id, pass, nkeys, palloc(sizeof(amq_jf_key_plan) * nkeys), NULL};
 
 	for (int k = 0; k < nkeys; k++) {
 		AttrNumber attno = place_attno(&keys[k], place);
@@ -432,8 +523,12 @@ static void insert_probe(const clause_key *keys, int nkeys, int place, int id, d
 		    attno, keys[k].left_proc,
 		    amq_jf_key_form_of(keys[k].left_proc, keys[k].right_proc), keys[k].collation};
 	}
+	if (nkeys == 1)
+		plan.partition_qual =
+		    partition_qual(*slot, place_attno(&keys[0], place), &keys[0], walk);
 	probe->custom_private = amq_jf_probe_plan_write(&plan);
 	*slot = &probe->scan.plan;
+	return plan.partition_qual != NULL;
 }
 
 /* Adds a filter over the nkeys keys to the builder's lists (its inner keys
@@ -446,9 +541,9 @@ static void add_filter(HashJoin *hj, const clause_key *keys, int nkeys, uint64 c
 	amq_jf_filter_plan *f = palloc(sizeof(*f));
 
 	*f = (amq_jf_filter_plan){walk->next_filter_id++, capacity, nkeys,
-				  palloc(sizeof(amq_jf_key_plan) * nkeys)};
+				  palloc(sizeof(amq_jf_key_plan) * nkeys), false};
 	for (int place = 0; place < list_length(keys[0].places); place++)
-		insert_probe(keys, nkeys, place, f->id, pass, walk);
+		f->collect_keys |= insert_probe(keys, nkeys, place, f->id, pass, walk);
 	for (int k = 0; k < nkeys; k++) {
 		*exprs = lappend(*exprs, copyObject(list_nth(hash->hashkeys, keys[k].clause)));
 		f->keys[k] = (amq_jf_key_plan){
@@ -558,8 +653,9 @@ static List *ship_clause(HashJoin *hj, int clause, double pass, List **exprs, Li
 }
 
 /* key's places without the scans in shipped: a scan whose shard filters the
- * rows needs no probe above it. */
-static void drop_shipped(clause_key *key, List *shipped)
+ * rows needs no probe above it, unless it scans a partition that the probe
+ * may skip, so that its remote query never starts. */
+static void drop_shipped(clause_key *key, List *shipped, const plan_walk *walk)
 {
 	List *kept = NIL;
 	ListCell *lc;
@@ -567,7 +663,8 @@ static void drop_shipped(clause_key *key, List *shipped)
 	foreach (lc, key->places) {
 		key_place *place = lfirst(lc);
 
-		if (!list_member_ptr(shipped, *place->slot))
+		if (!list_member_ptr(shipped, *place->slot) ||
+		    partition_qual(*place->slot, place->attno, key, walk) != NULL)
 			kept = lappend(kept, place);
 	}
 	key->places = kept;
@@ -607,6 +704,18 @@ static void forbid_prefetch(HashJoin *hj)
 		outer->startup_cost = hash->total_cost;
 		outer->total_cost = Max(outer->total_cost, outer->startup_cost);
 	}
+}
+
+/* Whether a filter of filters (amq_jf_filter_plan *) may skip partitions:
+ * its build must be complete before the first outer row is read. */
+static bool any_collects_keys(List *filters)
+{
+	ListCell *lc;
+
+	foreach (lc, filters)
+		if (((amq_jf_filter_plan *)lfirst(lc))->collect_keys)
+			return true;
+	return false;
 }
 
 /*
@@ -652,9 +761,11 @@ static void add_join_filters(HashJoin *hj, plan_walk *walk)
 			continue;
 		key->clause = i;
 		key->collation = list_nth_oid(hj->hashcollations, i);
+		key->inner_type = exprType((Node *)list_nth(hash->hashkeys, i));
+		key->join_op = list_nth_oid(hj->hashoperators, i);
 		key->places = NIL;
 		descend(&hj->join.plan.lefttree, outer_key->varattno, pass, false, &key->places);
-		drop_shipped(key, shipped[i]);
+		drop_shipped(key, shipped[i], walk);
 		if (key->places == NIL)
 			continue;
 		same_place = same_place && same_places(key, &keys[0]);
@@ -673,7 +784,7 @@ static void add_join_filters(HashJoin *hj, plan_walk *walk)
 	builder->custom_exprs = list_concat(exprs, remote_exprs);
 	builder->custom_private = amq_jf_build_plan_write(&plan);
 	outerPlan(hash) = &builder->scan.plan;
-	if (plan.remote != NIL)
+	if (plan.remote != NIL || any_collects_keys(plan.filters))
 		forbid_prefetch(hj);
 }
 

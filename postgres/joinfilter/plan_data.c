@@ -8,15 +8,18 @@
  *
  * A probe: its filter's id, the pass rate it was planned with, the number of
  * keys, then per key its column, extended hash function, amq_jf_key_form and
- * collation. A builder: the number of local filters, then per filter its id,
- * its capacity (a String: it may pass an int), the number of keys and per key
- * its extended hash function, form and collation; then the number of remote
+ * collation, then its partition's constraint (an expression, or NULL). A
+ * builder: the number of local filters, then per filter its id, its capacity
+ * (a String: it may pass an int), the number of keys and per key its
+ * extended hash function, form and collation, and whether it keeps its keys
+ * (1 or 0); then the number of remote
  * filters, and per filter its id, its executor parameters (the Bloom filter's,
  * the set's, the range's two or -1) and its key type, the number of its
  * scans and per scan its plan_node_id and EXPLAIN label.
  */
 #include "postgres.h"
 
+#include "nodes/nodes.h"
 #include "nodes/value.h"
 #include "utils/builtins.h"
 
@@ -69,7 +72,7 @@ List *amq_jf_probe_plan_write(const amq_jf_probe_plan *plan)
 
 	for (int k = 0; k < plan->nkeys; k++)
 		out = write_key(out, &plan->keys[k], true);
-	return out;
+	return lappend(out, copyObject(plan->partition_qual));
 }
 
 void amq_jf_probe_plan_read(List *private, amq_jf_probe_plan *plan)
@@ -82,6 +85,7 @@ void amq_jf_probe_plan_read(List *private, amq_jf_probe_plan *plan)
 	plan->keys = palloc0(sizeof(amq_jf_key_plan) * plan->nkeys);
 	for (int k = 0; k < plan->nkeys; k++)
 		read_key(&r, &plan->keys[k], true);
+	plan->partition_qual = read_node(&r);
 }
 
 List *amq_jf_build_plan_write(const amq_jf_build_plan *plan)
@@ -97,6 +101,7 @@ List *amq_jf_build_plan_write(const amq_jf_build_plan *plan)
 		out = lappend(out, makeInteger(f->nkeys));
 		for (int k = 0; k < f->nkeys; k++)
 			out = write_key(out, &f->keys[k], false);
+		out = lappend(out, makeInteger(f->collect_keys));
 	}
 	out = lappend(out, makeInteger(list_length(plan->remote)));
 	foreach (lc, plan->remote) {
@@ -133,6 +138,7 @@ void amq_jf_build_plan_read(List *private, amq_jf_build_plan *plan)
 		f->keys = palloc0(sizeof(amq_jf_key_plan) * f->nkeys);
 		for (int k = 0; k < f->nkeys; k++)
 			read_key(&r, &f->keys[k], false);
+		f->collect_keys = read_int(&r) != 0;
 		plan->filters = lappend(plan->filters, f);
 	}
 	n = read_int(&r);

@@ -24,14 +24,21 @@
 #include "executor/executor.h"
 #include "access/htup_details.h"
 #include "miscadmin.h"
+#include "catalog/pg_type.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
+#include "utils/typcache.h"
 
 #include "joinfilter/joinfilter.h"
 
 static Node *probe_create_state(CustomScan *cscan);
 static void probe_begin(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *probe_exec(CustomScanState *node);
+static bool gate_skips(amq_jf_probe_state *state);
 static void probe_end(CustomScanState *node);
 static void probe_rescan(CustomScanState *node);
 static void probe_explain(CustomScanState *node, List *ancestors, ExplainState *es);
@@ -69,7 +76,25 @@ static Node *probe_create_state(CustomScan *cscan)
 				plan.keys[k].collation);
 	}
 	state->keys_allocate = amq_jf_keys_allocate(state->keys, state->nkeys);
+	state->partition_qual = plan.partition_qual;
 	return (Node *)state;
+}
+
+/* Compiles the partition's constraint over a slot of one key: a virtual
+ * tuple as wide as the key's column in the partition (the constraint reads
+ * nothing else; the columns before it stand as NULL int4). */
+static void compile_partition_check(amq_jf_probe_state *state, EState *estate)
+{
+	Node *qual = state->partition_qual;
+	Var *var = linitial(pull_var_clause(qual, PVC_RECURSE_PLACEHOLDERS));
+	TupleDesc desc = CreateTemplateTupleDesc(var->varattno);
+
+	for (AttrNumber a = 1; a < var->varattno; a++)
+		TupleDescInitEntry(desc, a, NULL, INT4OID, -1, 0);
+	TupleDescInitEntry(desc, var->varattno, NULL, var->vartype, var->vartypmod, 0);
+	TupleDescInitEntryCollation(desc, var->varattno, var->varcollid);
+	state->key_slot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsVirtual);
+	state->partition_check = ExecInitQual(make_ands_implicit((Expr *)qual), NULL);
 }
 
 /* Starts the scan below, whose slots the probe returns, and joins its sift. */
@@ -84,6 +109,8 @@ static void probe_begin(CustomScanState *node, EState *estate, int eflags)
 	state->probe_proc = node->ss.ps.ExecProcNode;
 	state->judge = palloc(sizeof(amq_jf_judge));
 	amq_jf_judge_init(state->judge);
+	if (state->partition_qual != NULL)
+		compile_partition_check(state, estate);
 }
 
 void amq_jf_judge_init(amq_jf_judge *judge)
@@ -258,6 +285,8 @@ static TupleTableSlot *probe_exec(CustomScanState *node)
 	amq_jf_probe_state *state = (amq_jf_probe_state *)node;
 	PlanState *input = outerPlanState(node);
 
+	if (state->partition_check != NULL && !state->decided && gate_skips(state))
+		return NULL;
 	for (;;) {
 		TupleTableSlot *slot;
 
@@ -290,6 +319,128 @@ static TupleTableSlot *probe_exec(CustomScanState *node)
 	}
 }
 
+/* Whether key meets the partition's constraint. */
+static bool key_in_partition(amq_jf_probe_state *state, Datum key)
+{
+	TupleTableSlot *slot = state->key_slot;
+	ExprContext *econtext = state->css.ss.ps.ps_ExprContext;
+	AttrNumber attno = slot->tts_tupleDescriptor->natts;
+	bool in;
+
+	ExecClearTuple(slot);
+	for (AttrNumber a = 1; a < attno; a++)
+		slot->tts_isnull[a - 1] = true;
+	slot->tts_values[attno - 1] = key;
+	slot->tts_isnull[attno - 1] = false;
+	ExecStoreVirtualTuple(slot);
+	econtext->ecxt_scantuple = slot;
+	in = ExecQual(state->partition_check, econtext);
+	ResetExprContext(econtext);
+	return in;
+}
+
+/* Whether the range [lo, hi] of the build's keys refutes the partition's
+ * constraint (predtest.c, as the planner prunes partitions by quals): the
+ * key's btree operators over constants of its type. */
+static bool range_refutes(amq_jf_probe_state *state, const amq_jf_key_set *keys)
+{
+	Node *qual = state->partition_qual;
+	Var *var = linitial(pull_var_clause(qual, PVC_RECURSE_PLACEHOLDERS));
+	TypeCacheEntry *entry = lookup_type_cache(var->vartype, TYPECACHE_BTREE_OPFAMILY);
+	Oid ge, le;
+	List *range;
+
+	if (!OidIsValid(entry->btree_opf))
+		return false;
+	ge = get_opfamily_member(entry->btree_opf, var->vartype, var->vartype,
+				 BTGreaterEqualStrategyNumber);
+	le = get_opfamily_member(entry->btree_opf, var->vartype, var->vartype,
+				 BTLessEqualStrategyNumber);
+	if (!OidIsValid(ge) || !OidIsValid(le))
+		return false;
+	range = list_make2(
+	    make_opclause(ge, BOOLOID, false, (Expr *)copyObject(var),
+			  (Expr *)makeConst(var->vartype, var->vartypmod, var->varcollid,
+					    keys->typlen, keys->lo, false, keys->typbyval),
+			  InvalidOid, var->varcollid),
+	    make_opclause(le, BOOLOID, false, (Expr *)copyObject(var),
+			  (Expr *)makeConst(var->vartype, var->vartypmod, var->varcollid,
+					    keys->typlen, keys->hi, false, keys->typbyval),
+			  InvalidOid, var->varcollid));
+	set_opfuncid((OpExpr *)linitial(range));
+	set_opfuncid((OpExpr *)lsecond(range));
+	return predicate_refuted_by(make_ands_implicit((Expr *)qual), range, false);
+}
+
+/*
+ * Whether this scan of the partition may be skipped: the filter's build is
+ * complete (private filters only: a shared one's keys are spread over the
+ * participants), and no key of it meets the partition's constraint (all of
+ * them tested when the build kept at most AMQ_JF_LOCAL_SET_KEYS), or their
+ * range refutes it. An empty build skips every partition.
+ */
+static bool skip_partition(amq_jf_probe_state *state)
+{
+	amq_jf_filter *f = state->filter;
+	amq_jf_key_set *keys;
+
+	if (f == NULL || f->shared || f->keys_seen == NULL ||
+	    amq_jf_filter_readiness(f) == AMQ_JF_NOT_BUILT)
+		return false;
+	keys = f->keys_seen;
+	if (amq_jf_key_set_seal(keys)) {
+		for (int i = 0; i < keys->count; i++)
+			if (key_in_partition(state, keys->keys[i]))
+				return false;
+		return true;
+	}
+	return keys->ranged && range_refutes(state, keys);
+}
+
+/* A skipped partition's probe: no rows, its scan never called. */
+static TupleTableSlot *skipped(PlanState *node)
+{
+	return NULL;
+}
+
+/* Decides, at the first call after a start or rescan of a probe above a
+ * partition's scan, whether to skip the scan (which then never starts);
+ * returns true when it does. */
+static bool gate_skips(amq_jf_probe_state *state)
+{
+	amq_jf_filter *f = state->filter;
+	bool built = f != NULL && amq_jf_filter_readiness(f) != AMQ_JF_NOT_BUILT;
+
+	state->decided = true;
+	/* A rescan that kept the hash table keeps the keys: the same answer,
+	 * without testing every key again (a nested loop rescans per row). */
+	if (!built || f->builds != state->decided_build) {
+		state->skipped = built && skip_partition(state);
+		state->decided_build = built ? f->builds : 0;
+	}
+	if (!state->skipped)
+		return false;
+	state->filter->partitions_skipped++;
+	ExecSetExecProcNode(&state->css.ss.ps, skipped);
+	return true;
+}
+
+/* The node's first call after a rescan of a probe above a partition's scan:
+ * the gate, then the probe it is (on or switched off). */
+static TupleTableSlot *partition_gate(PlanState *node)
+{
+	amq_jf_probe_state *state = (amq_jf_probe_state *)node;
+
+	if (gate_skips(state))
+		return NULL;
+	if (state->judge->off_left > 0) {
+		stop_probing(state);
+		return pass_through(node);
+	}
+	ExecSetExecProcNode(node, state->probe_proc);
+	return state->probe_proc(node);
+}
+
 /* Ends the scan below. */
 static void probe_end(CustomScanState *node)
 {
@@ -311,6 +462,10 @@ static void probe_rescan(CustomScanState *node)
 	if (state->judge->off_until_rescan)
 		judge_on(state->judge);
 	probe_if_on(state);
+	if (state->partition_check != NULL) {
+		state->decided = false;
+		ExecSetExecProcNode(&state->css.ss.ps, partition_gate);
+	}
 	if (input->chgParam == NULL)
 		ExecReScan(input);
 }
@@ -339,5 +494,7 @@ static void probe_explain(CustomScanState *node, List *ancestors, ExplainState *
 		if (off > 0)
 			ExplainPropertyFloat("Rows Passed While Switched Off", NULL, off, 0, es);
 		ExplainPropertyBool("Switched Off", state->ever_off || off > 0, es);
+		if (state->partition_check != NULL && instr->nloops > 0)
+			ExplainPropertyBool("Partition Skipped by Join Filter", state->skipped, es);
 	}
 }

@@ -93,7 +93,7 @@ void amq_jf_ship_begin(amq_jf_build_state *state, ListCell *exprs, List *list)
 		if (!amq_pg_hasher_for_type(&r->hasher, exprType((Node *)key)))
 			elog(ERROR, "remote join filter on a key of type %s",
 			     format_type_be(exprType((Node *)key)));
-		amq_jf_key_set_init(&r->set, r->params.key_type, r->params.lo >= 0,
+		amq_jf_key_set_init(&r->set, r->params.key_type, r->params.lo >= 0, false,
 				    state->css.ss.ps.state->es_query_cxt);
 		exprs = lnext(list, exprs);
 	}
