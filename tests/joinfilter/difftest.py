@@ -9,8 +9,10 @@ inner, left, right, full, semi (EXISTS, IN) and anti (NOT EXISTS) joins; one-
 and two-column keys; NULL keys, skewed and empty tables; int2/int4/int8 across
 types, numeric of two scales, text under "C" and a nondeterministic ICU
 collation, uuid and bytea; and plan shapes with nested loops over hash joins
-(correlated subqueries), materialized CTEs, UNION ALL and a partitioned
-table (probes in each branch or partition), LIMIT, parallel plans, a small
+(correlated subqueries), materialized CTEs, UNION ALL and tables
+partitioned by range, hash and list with default partitions (probes in each
+branch or partition; joins on the partition key, whose probes skip the
+partitions the build side misses), LIMIT, parallel plans, a small
 and a large work_mem, and scans that probes sift (drop rows inside) or, under
 a volatile qual that keeps every row, test row by row. With the
 filter on, each query also runs under EXPLAIN ANALYZE, to count the queries
@@ -30,9 +32,15 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import corpus  # noqa: E402
 import pgsql  # noqa: E402
 
-TABLES = ["t1", "t2", "t3", "t4", "t5", "t6"]
+TABLES = ["t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8"]
 # t6 is partitioned by range of id, into three partitions and a default one.
 PARTITIONED = "t6"
+# The partitioned tables, each with its partition key: t6 by range of id,
+# t7 by hash of k_i8 (three partitions), t8 by list of k_txt (two lists and a
+# default). A join on the key may skip the partitions the build side misses.
+PARTITION_KEYS = {"t6": "id", "t7": "k_i8", "t8": "k_txt"}
+# A column of the same type as each partition key, to join it with.
+PARTITION_PARTNERS = {"id": ["id", "k_i4"], "k_i8": ["k_i8"], "k_txt": ["k_txt"]}
 INT_COLS = ["k_i2", "k_i4", "k_i8"]
 
 
@@ -45,14 +53,16 @@ def psql(script, errors=True):
 
 
 def setup_sql(seed):
-    """Tables t1..t6 with every key type, sizes, ranges, skew and NULLs drawn
-    from seed; t5 is always empty, t6 partitioned."""
+    """Tables t1..t8 with every key type, sizes, ranges, skew and NULLs drawn
+    from seed; t5 is always empty, t6 to t8 partitioned."""
     rng = random.Random(seed)
     parts = [
         "DROP COLLATION IF EXISTS ci CASCADE;",
         "CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);",
         "SELECT setseed(%f);" % (rng.random() * 2 - 1),
     ]
+    partitioning = {"t6": " PARTITION BY RANGE (id)", "t7": " PARTITION BY HASH (k_i8)",
+                    "t8": " PARTITION BY LIST (k_txt)"}
     for name in TABLES:
         rows = 0 if name == "t5" else rng.choice([30, 200, 800, 2000])
         lo = rng.randint(-1000, 1000)
@@ -66,7 +76,7 @@ def setup_sql(seed):
         parts.append(
             f"CREATE TABLE {name} (id int, v int, k_i2 int2, k_i4 int4, k_i8 int8, "
             f"k_num numeric, k_txt text COLLATE \"C\", k_ci text COLLATE ci, k_uuid uuid, "
-            f"k_bytea bytea){' PARTITION BY RANGE (id)' if name == PARTITIONED else ''};")
+            f"k_bytea bytea){partitioning.get(name, '')};")
         if name == PARTITIONED:
             cut = rows // 3
             parts.append(f"CREATE TABLE {name}_a PARTITION OF {name} "
@@ -76,6 +86,18 @@ def setup_sql(seed):
             parts.append(f"CREATE TABLE {name}_c PARTITION OF {name} "
                          f"FOR VALUES FROM ({2 * cut}) TO ({rows});")
             parts.append(f"CREATE TABLE {name}_d PARTITION OF {name} DEFAULT;")
+        if name == "t7":
+            for r in range(3):
+                parts.append(f"CREATE TABLE {name}_{r} PARTITION OF {name} "
+                             f"FOR VALUES WITH (MODULUS 3, REMAINDER {r});")
+        if name == "t8":
+            # Two lists of keys from the drawn range, the rest (NULL too) in
+            # the default partition.
+            first = ", ".join(f"'k{lo + i}'" for i in range(0, 40, 2))
+            second = ", ".join(f"'k{lo + i}'" for i in range(1, 40, 2))
+            parts.append(f"CREATE TABLE {name}_even PARTITION OF {name} FOR VALUES IN ({first});")
+            parts.append(f"CREATE TABLE {name}_odd PARTITION OF {name} FOR VALUES IN ({second});")
+            parts.append(f"CREATE TABLE {name}_rest PARTITION OF {name} DEFAULT;")
         parts.append(
             f"INSERT INTO {name} SELECT g, (random() * 100)::int, "
             f"CASE WHEN {null} THEN NULL ELSE (x % 32000)::int2 END, "
@@ -134,6 +156,11 @@ def join_query(rng, outer_ref=None):
         if table == table_of[left] == PARTITIONED and rng.random() < 0.5:
             # on the partition key too: a partitionwise join when enabled
             cond = f"{left}.id = {alias}.id AND {cond}"
+        elif table in PARTITION_KEYS and rng.random() < 0.5:
+            # on the partition key alone: partitions the build side misses
+            # are skipped
+            key = PARTITION_KEYS[table]
+            cond = f"{left}.{rng.choice(PARTITION_PARTNERS[key])} = {alias}.{key}"
         sel = f"{alias}.v < {rng.randint(5, 100)}"
         kind = rng.choice(["inner", "inner", "left", "right", "full", "semi", "in", "anti"])
         join, conds, shown = corpus.join_clause(rng, kind, f"{table} {alias}", left, cond, sel,
@@ -216,7 +243,7 @@ def main():
     off = corpus.split(psql(script(queries, False, False), errors=False))
     on = corpus.split(psql(script(queries, True, False), errors=False))
     plans = corpus.split(psql(script(queries, True, True), errors=False))
-    passed = failed = with_filter = removing = skipped = 0
+    passed = failed = with_filter = removing = skipped = skipping = 0
     for i, (sql, settings, _) in queries:
         if corpus.timed_out(off.get(i), on.get(i), plans.get(i)):
             skipped += 1  # too slow in some run: bounded by statement_timeout
@@ -234,8 +261,11 @@ def main():
             with_filter += 1
         if any(int(n) > 0 for n in re.findall(r"Rows Removed by Bloom Filter: (\d+)", plan)):
             removing += 1
+        if "Partition Skipped by Join Filter: true" in plan:
+            skipping += 1
     print("%d queries (seed %d): %d with a join filter, %d where a filter removed rows, "
-          "%d skipped (statement_timeout)" % (len(queries), seed, with_filter, removing, skipped))
+          "%d where one skipped a partition, %d skipped (statement_timeout)"
+          % (len(queries), seed, with_filter, removing, skipping, skipped))
     failed += corpus.too_many_timeouts(skipped, len(queries))
     if only is None and removing < len(queries) // 5:
         print("FAIL too few queries where a filter removed rows: %d of %d (want >= 20%%)"

@@ -247,7 +247,8 @@ def too_large(r):
     r.check("filter over amq.join_filter_remote_max_memory: only the range sent, every row in it "
             f"fetched ({' and '.join(in_range)} of 100,000)",
             builder_sent(tree) == ["range"] and len(scans) == 2
-            and [str(fetched(s)) for s in sorted(scans, key=lambda s: s["Relation Name"])] == in_range,
+            and [int(fetched(s)) for s in sorted(scans, key=lambda s: s["Relation Name"])]
+            == [int(n) for n in in_range],
             f"{builder_sent(tree)} " + " ".join(str(fetched(s)) for s in scans))
     sizes = [(k, v) for _, b in plan_nodes(plan("coord", query, True, ON), "AmqJoinFilterBuild")
              for k, v in b.items() if re.match(r"Filter \d+ (Size|Keys Added)$", k)]
