@@ -35,6 +35,33 @@ typedef Instrumentation amq_node_instrumentation;
 #define PHJ_BUILD_HASH_OUTER PHJ_BUILD_HASHING_OUTER
 #endif
 
+/* The join types that fill their inner side added since 15, as case labels
+ * (empty where the version lacks them): right anti (16), right semi (18). */
+#if PG_VERSION_NUM >= 160000
+#define AMQ_CASE_JOIN_RIGHT_ANTI case JOIN_RIGHT_ANTI:
+#else
+#define AMQ_CASE_JOIN_RIGHT_ANTI
+#endif
+#if PG_VERSION_NUM >= 180000
+#define AMQ_CASE_JOIN_RIGHT_SEMI case JOIN_RIGHT_SEMI:
+#else
+#define AMQ_CASE_JOIN_RIGHT_SEMI
+#endif
+
+/* The planner hook's arguments after the first four: 19 added an
+ * ExplainState (NULL outside EXPLAIN), passed on as it came. */
+#if PG_VERSION_NUM >= 190000
+#define AMQ_PLANNER_MORE_PARAMS , ExplainState *es
+#define AMQ_PLANNER_MORE_ARGS , es
+#else
+#define AMQ_PLANNER_MORE_PARAMS
+#define AMQ_PLANNER_MORE_ARGS
+#endif
+
+/* What stays outside: joinfilter/remote.c defines get_extension_schema()
+ * for 15, which 16 exports (a function body, with the catalog scans it
+ * needs). */
+
 /*
  * 19's copyObject() casts its result with typeof_unqual when the server's
  * compiler had that (HAVE_TYPEOF_UNQUAL: gcc 14 and later in C23 mode, gcc

@@ -264,8 +264,30 @@ typedef struct amq_jf_judge {
 	bool off_until_rescan; /* switched off: this build's filter is overfull */
 } amq_jf_judge;
 
-/* A judge that has seen nothing yet: on, at the start of its first window. */
+/* The judge's API (joinfilter/judge.c). A judge that has seen nothing yet:
+ * on, at the start of its first window. */
 void amq_jf_judge_init(amq_jf_judge *judge);
+/* Whether the judge's probes probe now. */
+static inline bool amq_jf_judge_on(const amq_jf_judge *judge)
+{
+	return judge->off_left == 0;
+}
+/* Probes left in the current window (a sift tests a page in stretches that
+ * end where windows end). */
+static inline uint32 amq_jf_judge_window_left(const amq_jf_judge *judge)
+{
+	return judge->window_left;
+}
+/* Counts probed rows, of which passed passed; true when the window that
+ * ended with them switched the judge off. */
+bool amq_jf_judge_count(amq_jf_judge *judge, uint32 probed, uint32 passed);
+/* Counts a row passed unprobed while off; the last of the stretch switches
+ * the judge on again. */
+void amq_jf_judge_pass_unprobed(amq_jf_judge *judge);
+/* Switches the judge off until the next rescan (an overfull filter). */
+void amq_jf_judge_off_until_rescan(amq_jf_judge *judge);
+/* A rescan: a judge off until it is on again. */
+void amq_jf_judge_rescan(amq_jf_judge *judge);
 
 /*
  * The distinct keys of a build while there are few (joinfilter/key_set.c),
@@ -473,7 +495,7 @@ void amq_jf_count_probes(amq_jf_probe_state *state, uint32 probed, uint32 passed
 /* Whether the probe drops rows now: its filter is usable and on. */
 static inline bool amq_jf_probing(const amq_jf_probe_state *state)
 {
-	return state->ready && state->judge->off_left == 0;
+	return state->ready && amq_jf_judge_on(state->judge);
 }
 
 /* ---- sifting a heap page inside its scan (joinfilter/sift.c) ---- */

@@ -122,12 +122,8 @@ static bool join_may_filter(HashJoin *hj)
 	case JOIN_INNER:
 	case JOIN_SEMI:
 	case JOIN_RIGHT:
-#if PG_VERSION_NUM >= 160000
-	case JOIN_RIGHT_ANTI:
-#endif
-#if PG_VERSION_NUM >= 180000
-	case JOIN_RIGHT_SEMI:
-#endif
+		AMQ_CASE_JOIN_RIGHT_ANTI
+		AMQ_CASE_JOIN_RIGHT_SEMI
 		return true;
 	default:
 		return false;
@@ -693,9 +689,7 @@ static void forbid_prefetch(HashJoin *hj)
 	switch (hj->join.jointype) {
 	case JOIN_RIGHT:
 	case JOIN_FULL:
-#if PG_VERSION_NUM >= 160000
-	case JOIN_RIGHT_ANTI:
-#endif
+		AMQ_CASE_JOIN_RIGHT_ANTI
 		return;
 	default:
 		break;
@@ -803,16 +797,6 @@ static void add_filters(Plan **slot, void *arg)
 	if (IsA(*slot, HashJoin))
 		add_join_filters((HashJoin *)*slot, walk);
 }
-
-/* The planner hook's arguments after the first four: PostgreSQL 19 added an
- * ExplainState (NULL outside EXPLAIN), passed on as it came. */
-#if PG_VERSION_NUM >= 190000
-#define AMQ_PLANNER_MORE_PARAMS , ExplainState *es
-#define AMQ_PLANNER_MORE_ARGS , es
-#else
-#define AMQ_PLANNER_MORE_PARAMS
-#define AMQ_PLANNER_MORE_ARGS
-#endif
 
 /* The planner hook: plans as usual, then adds filters when amq.join_filter is
  * on and the session chose the join filter (joinfilter/load.c).

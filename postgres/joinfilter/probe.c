@@ -113,15 +113,6 @@ static void probe_begin(CustomScanState *node, EState *estate, int eflags)
 		compile_partition_check(state, estate);
 }
 
-void amq_jf_judge_init(amq_jf_judge *judge)
-{
-	judge->window_left = AMQ_JF_CHECK_ROWS;
-	judge->window_passed = 0;
-	judge->off_left = 0;
-	judge->off_next = AMQ_JF_OFF_ROWS;
-	judge->off_until_rescan = false;
-}
-
 static TupleTableSlot *pass_through(PlanState *node);
 
 /* Makes this probe pass rows on unprobed while its judge is off: the
@@ -135,25 +126,8 @@ static void stop_probing(amq_jf_probe_state *state)
 /* Makes this probe probe again once its judge is on. */
 static void probe_if_on(amq_jf_probe_state *state)
 {
-	if (state->judge->off_left == 0)
+	if (amq_jf_judge_on(state->judge))
 		ExecSetExecProcNode(&state->css.ss.ps, state->probe_proc);
-}
-
-/* Switches the judge, and with it every probe of the filter, off for the
- * next rows rows; this probe stops at once, the others at their next row. */
-static void switch_off(amq_jf_probe_state *state, uint64 rows)
-{
-	state->judge->off_left = rows;
-	stop_probing(state);
-}
-
-/* Switches the judge on again, starting a new window. */
-static void judge_on(amq_jf_judge *judge)
-{
-	judge->off_left = 0;
-	judge->off_until_rescan = false;
-	judge->window_left = AMQ_JF_CHECK_ROWS;
-	judge->window_passed = 0;
 }
 
 /* Whether the row a switched-off probe just passed was sifted by it before
@@ -180,28 +154,10 @@ static TupleTableSlot *pass_through(PlanState *node)
 	amq_jf_judge *judge = state->judge;
 	TupleTableSlot *slot = ExecProcNode(outerPlanState(node));
 
-	if (!TupIsNull(slot) && judge->off_left > 0 && !sifted_before_off(state) &&
-	    --judge->off_left == 0)
-		judge_on(judge);
+	if (!TupIsNull(slot) && !amq_jf_judge_on(judge) && !sifted_before_off(state))
+		amq_jf_judge_pass_unprobed(judge);
 	probe_if_on(state);
 	return slot;
-}
-
-/* Ends a window of probes: when it passed too many rows the filter does not
- * pay here, and the probes switch off for a stretch twice as long as the
- * last; when it did pay, the next stretch is the first one's length again. */
-static void end_window(amq_jf_probe_state *state)
-{
-	amq_jf_judge *judge = state->judge;
-
-	if (judge->window_passed > AMQ_JF_MAX_RUNTIME_PASS * AMQ_JF_CHECK_ROWS) {
-		switch_off(state, judge->off_next);
-		judge->off_next *= 2;
-		return;
-	}
-	judge->off_next = AMQ_JF_OFF_ROWS;
-	judge->window_left = AMQ_JF_CHECK_ROWS;
-	judge->window_passed = 0;
 }
 
 uint64 amq_jf_probe_hash_allocating(amq_jf_probe_state *state, const Datum *values)
@@ -248,14 +204,11 @@ static bool row_may_match(amq_jf_probe_state *state, TupleTableSlot *slot)
 
 void amq_jf_count_probes(amq_jf_probe_state *state, uint32 probed, uint32 passed)
 {
-	amq_jf_judge *judge = state->judge;
-
 	InstrCountTuples2(state, probed);
 	InstrCountFiltered1(state, probed - passed);
-	judge->window_passed += passed;
-	judge->window_left -= probed;
-	if (judge->window_left == 0)
-		end_window(state);
+	/* Off: this probe stops at once, the filter's others at their next row. */
+	if (amq_jf_judge_count(state->judge, probed, passed))
+		stop_probing(state);
 }
 
 /* True when the row in slot may have a match: it was sifted inside the scan
@@ -290,7 +243,7 @@ static TupleTableSlot *probe_exec(CustomScanState *node)
 	for (;;) {
 		TupleTableSlot *slot;
 
-		if (state->judge->off_left > 0) {
+		if (!amq_jf_judge_on(state->judge)) {
 			/* a window just ended, here or at another probe of the filter */
 			stop_probing(state);
 			return pass_through(&node->ss.ps);
@@ -305,8 +258,8 @@ static TupleTableSlot *probe_exec(CustomScanState *node)
 				InstrCountFiltered2(node, 1);
 				return slot;
 			case AMQ_JF_OVERFULL:
-				switch_off(state, PG_UINT64_MAX);
-				state->judge->off_until_rescan = true;
+				amq_jf_judge_off_until_rescan(state->judge);
+				stop_probing(state);
 				return slot;
 			case AMQ_JF_USABLE:
 				state->ready = true;
@@ -433,7 +386,7 @@ static TupleTableSlot *partition_gate(PlanState *node)
 
 	if (gate_skips(state))
 		return NULL;
-	if (state->judge->off_left > 0) {
+	if (!amq_jf_judge_on(state->judge)) {
 		stop_probing(state);
 		return pass_through(node);
 	}
@@ -459,8 +412,7 @@ static void probe_rescan(CustomScanState *node)
 	state->ready = false;
 	if (state->sift != NULL) /* the scan starts again, and the filter may be rebuilt */
 		amq_jf_sift_restart(state->sift);
-	if (state->judge->off_until_rescan)
-		judge_on(state->judge);
+	amq_jf_judge_rescan(state->judge);
 	probe_if_on(state);
 	if (state->partition_check != NULL) {
 		state->decided = false;

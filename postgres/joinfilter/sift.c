@@ -151,8 +151,8 @@ static int sift_with(amq_jf_probe_state *state, Page page, BlockNumber block, Tu
 	bool hashed[MaxHeapTuplesPerPage], may[MaxHeapTuplesPerPage];
 	int kept = 0, next = 0;
 
-	while (next < n && state->judge->off_left == 0) {
-		int count = Min((uint32)(n - next), state->judge->window_left);
+	while (next < n && amq_jf_judge_on(state->judge)) {
+		int count = Min((uint32)(n - next), amq_jf_judge_window_left(state->judge));
 		uint32 passed = 0;
 
 		state->sifted_through = offsets[next + count - 1];
