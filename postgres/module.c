@@ -12,7 +12,7 @@
 #include "fmgr.h"
 
 #include "filter/filter.h"
-#include "joinfilter/joinfilter.h"
+#include "joinfilter/settings.h"
 
 PG_MODULE_MAGIC;
 

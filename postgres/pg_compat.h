@@ -5,7 +5,7 @@
  * changed what; the README's porting notes list the executor and heap-scan
  * assumptions that no header can check.
  *
- * Include after postgres.h (filter/filter.h and joinfilter/joinfilter.h do).
+ * Include after postgres.h (filter/filter.h and joinfilter/nodes.h do).
  */
 #ifndef AMQ_PG_COMPAT_H
 #define AMQ_PG_COMPAT_H

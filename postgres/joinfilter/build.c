@@ -201,7 +201,7 @@ static void build_publish(amq_jf_build_state *state)
 	}
 }
 
-/* See joinfilter/joinfilter.h. */
+/* See joinfilter/nodes.h. */
 amq_jf_readiness amq_jf_filter_readiness(amq_jf_filter *f)
 {
 	HashJoinState *join = f->owner->join;

@@ -10,6 +10,7 @@
 #include "postgres.h"
 
 #include "access/hash.h"
+#include "access/htup_details.h"
 #include "catalog/pg_amop.h"
 #include "utils/catcache.h"
 #include "utils/fmgroids.h"
@@ -18,9 +19,9 @@
 #include "utils/ruleutils.h"
 #include "utils/syscache.h"
 
-#include "joinfilter/joinfilter.h"
+#include "joinfilter/keys.h"
 
-/* See joinfilter/joinfilter.h. */
+/* See joinfilter/keys.h. */
 bool amq_jf_hash_procs(Oid opno, Oid *left_proc, Oid *right_proc)
 {
 	CatCList *list = SearchSysCacheList1(AMOPOPID, ObjectIdGetDatum(opno));
@@ -59,7 +60,7 @@ static amq_jf_key_form integer_form(Oid proc)
 	}
 }
 
-/* See joinfilter/joinfilter.h. */
+/* See joinfilter/keys.h. */
 amq_jf_key_form amq_jf_key_form_of(Oid proc, Oid other_proc)
 {
 	if (integer_form(other_proc) == AMQ_JF_KEY_EXTENDED_HASH)
@@ -67,7 +68,7 @@ amq_jf_key_form amq_jf_key_form_of(Oid proc, Oid other_proc)
 	return integer_form(proc);
 }
 
-/* See joinfilter/joinfilter.h. */
+/* See joinfilter/keys.h. */
 void amq_jf_key_init(amq_jf_key *key, amq_jf_key_form form, Oid proc, Oid collation)
 {
 	key->form = form;
@@ -76,7 +77,7 @@ void amq_jf_key_init(amq_jf_key *key, amq_jf_key_form form, Oid proc, Oid collat
 		fmgr_info(proc, &key->hash_fn);
 }
 
-/* See joinfilter/joinfilter.h. */
+/* See joinfilter/keys.h. */
 bool amq_jf_keys_allocate(const amq_jf_key *keys, int nkeys)
 {
 	for (int i = 0; i < nkeys; i++)
@@ -85,7 +86,7 @@ bool amq_jf_keys_allocate(const amq_jf_key *keys, int nkeys)
 	return false;
 }
 
-/* See joinfilter/joinfilter.h. */
+/* See joinfilter/keys.h. */
 char *amq_jf_deparse_keys(List *keys, List *context)
 {
 	StringInfoData buf;

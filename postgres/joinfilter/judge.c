@@ -1,5 +1,5 @@
 /*
- * joinfilter/judge.c - whether a join filter pays (joinfilter.h:
+ * joinfilter/judge.c - whether a join filter pays (joinfilter/nodes.h:
  * amq_jf_judge), judged over windows of AMQ_JF_CHECK_ROWS probes by all the
  * probes of one filter in a participant. A window that passed more than
  * AMQ_JF_MAX_RUNTIME_PASS of its rows switches the judge off for a stretch of
@@ -11,7 +11,7 @@
  */
 #include "postgres.h"
 
-#include "joinfilter/joinfilter.h"
+#include "joinfilter/nodes.h"
 
 void amq_jf_judge_init(amq_jf_judge *judge)
 {

@@ -1,6 +1,6 @@
 /*
  * joinfilter/key_set.c - the exact set and the range of a build's keys,
- * while they are few (joinfilter.h: amq_jf_key_set): what a remote filter
+ * while they are few (joinfilter/nodes.h: amq_jf_key_set): what a remote filter
  * sends beside its Bloom filter, so that a shard's planner can use an index
  * (col = ANY($set), col >= $lo AND col <= $hi) and an empty inner side
  * fetches nothing; and what a probe above a partition's scan tests the
@@ -19,7 +19,7 @@
 #include "utils/memutils.h"
 #include "utils/typcache.h"
 
-#include "joinfilter/joinfilter.h"
+#include "joinfilter/nodes.h"
 
 void amq_jf_key_set_init(amq_jf_key_set *set, Oid type, bool ordered, bool local,
 			 MemoryContext parent)

@@ -19,7 +19,7 @@
 #include "tcop/utility.h"
 #include "utils/portal.h"
 
-#include "joinfilter/joinfilter.h"
+#include "joinfilter/settings.h"
 
 bool amq_jf_chosen = false;
 
@@ -69,7 +69,7 @@ static void utility_hook(PlannedStmt *pstmt, const char *query_string, bool read
 		amq_jf_chosen = true;
 }
 
-/* See joinfilter/joinfilter.h. */
+/* See joinfilter/settings.h. */
 void amq_jf_install_load_hook(void)
 {
 	amq_jf_chosen = loading_by_choice();

@@ -1,6 +1,6 @@
 /*
  * joinfilter/plan_data.c - what the planner tells the join filter's nodes,
- * as typed structures (joinfilter.h: amq_jf_probe_plan, amq_jf_build_plan),
+ * as typed structures (joinfilter/nodes.h: amq_jf_probe_plan, amq_jf_build_plan),
  * and their one encoding as a CustomScan's custom_private: a flat list of
  * Integer, Float and String nodes, which copyObject, nodeToString and
  * stringToNode carry to parallel workers and cached plans. plan.c writes it;
@@ -23,7 +23,7 @@
 #include "nodes/value.h"
 #include "utils/builtins.h"
 
-#include "joinfilter/joinfilter.h"
+#include "joinfilter/nodes.h"
 
 /* A reader of a custom_private list. */
 typedef struct plan_reader {

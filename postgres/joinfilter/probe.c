@@ -33,7 +33,7 @@
 #include "utils/ruleutils.h"
 #include "utils/typcache.h"
 
-#include "joinfilter/joinfilter.h"
+#include "joinfilter/nodes.h"
 
 static Node *probe_create_state(CustomScan *cscan);
 static void probe_begin(CustomScanState *node, EState *estate, int eflags);

@@ -88,7 +88,7 @@
 #include "utils/syscache.h"
 #include "utils/varlena.h"
 
-#include "joinfilter/joinfilter.h"
+#include "joinfilter/remote.h"
 
 /* Key types whose portable hashing (docs/HASHING.md) treats the values that
  * their hash equality calls equal as equal, grouped so that types of one
@@ -153,7 +153,7 @@ static char *group_types_sql(portable_group group)
 	return buf.data;
 }
 
-/* See joinfilter/joinfilter.h. */
+/* See joinfilter/remote.h. */
 bool amq_jf_remote_key_types(Oid outer_type, Oid inner_type, Oid collation)
 {
 	portable_group group = group_of_type(outer_type);
@@ -165,7 +165,7 @@ bool amq_jf_remote_key_types(Oid outer_type, Oid inner_type, Oid collation)
 	       (OidIsValid(collation) && get_collation_isdeterministic(collation));
 }
 
-/* See joinfilter/joinfilter.h. */
+/* See joinfilter/remote.h. */
 bool amq_jf_remote_key_ordered(Oid type)
 {
 	portable_group group = group_of_type(type);
@@ -250,7 +250,7 @@ static AttrNumber scan_column(ForeignScan *scan, AttrNumber attno)
 	return var->varattno;
 }
 
-/* See joinfilter/joinfilter.h. */
+/* See joinfilter/remote.h. */
 bool amq_jf_remote_target(PlannedStmt *stmt, ForeignScan *scan, AttrNumber attno, bool selective,
 			  amq_jf_remote_scan *target)
 {
@@ -344,7 +344,7 @@ static Oid get_extension_schema(Oid extension_oid)
 }
 #endif
 
-/* See joinfilter/joinfilter.h. */
+/* See joinfilter/remote.h. */
 Oid amq_jf_bloom_type(char **schema)
 {
 	Oid extension = get_extension_oid("amq", true);
@@ -410,7 +410,7 @@ static int add_param(ForeignScan *scan, int paramid, Oid type)
 	return list_length(scan->fdw_exprs);
 }
 
-/* See joinfilter/joinfilter.h. */
+/* See joinfilter/remote.h. */
 int amq_jf_remote_attach(PlannedStmt *stmt, const amq_jf_remote_scan *target,
 			 const amq_jf_remote_params *params, Oid bloom_type, const char *amq_schema)
 {

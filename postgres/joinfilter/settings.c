@@ -12,7 +12,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
-#include "joinfilter/joinfilter.h"
+#include "joinfilter/nodes.h"
 
 bool amq_jf_enabled = true;
 int amq_jf_max_kb = 32 * 1024;

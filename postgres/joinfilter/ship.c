@@ -32,9 +32,9 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
-#include "joinfilter/joinfilter.h"
+#include "joinfilter/remote.h"
 
-/* See joinfilter/joinfilter.h. */
+/* See joinfilter/remote.h. */
 void amq_jf_ship_create(amq_jf_build_state *state, List *remote)
 {
 	ListCell *lc;
@@ -79,7 +79,7 @@ static void set_param(amq_jf_build_state *state, int paramid, Datum value, bool 
 	ship_param(state, paramid)->isnull = isnull;
 }
 
-/* See joinfilter/joinfilter.h. exprs: the first remote key in custom_exprs. */
+/* See joinfilter/remote.h. exprs: the first remote key in custom_exprs. */
 void amq_jf_ship_begin(amq_jf_build_state *state, ListCell *exprs, List *list)
 {
 	for (int i = 0; i < state->nremote; i++) {
@@ -99,7 +99,7 @@ void amq_jf_ship_begin(amq_jf_build_state *state, ListCell *exprs, List *list)
 	}
 }
 
-/* See joinfilter/joinfilter.h. */
+/* See joinfilter/remote.h. */
 void amq_jf_ship_link(amq_jf_build_state *state, List *scans)
 {
 	for (int i = 0; i < state->nremote; i++) {
@@ -180,7 +180,7 @@ static void ship_check_size(amq_jf_remote *r)
 	}
 }
 
-/* See joinfilter/joinfilter.h. The econtext's outer tuple is the row. */
+/* See joinfilter/remote.h. The econtext's outer tuple is the row. */
 void amq_jf_ship_add(amq_jf_build_state *state, ExprContext *econtext)
 {
 	for (int i = 0; i < state->nremote; i++) {
@@ -208,7 +208,7 @@ void amq_jf_ship_add(amq_jf_build_state *state, ExprContext *econtext)
 	}
 }
 
-/* See joinfilter/joinfilter.h. */
+/* See joinfilter/remote.h. */
 void amq_jf_ship_reset(amq_jf_build_state *state)
 {
 	for (int i = 0; i < state->nremote; i++) {
@@ -300,7 +300,7 @@ static void publish_one(amq_jf_build_state *state, amq_jf_remote *r)
 		      : (r->value != NULL ? "Bloom filter" : "nothing");
 }
 
-/* See joinfilter/joinfilter.h. */
+/* See joinfilter/remote.h. */
 void amq_jf_ship_publish(amq_jf_build_state *state)
 {
 	MemoryContext cxt = state->css.ss.ps.state->es_query_cxt;
@@ -325,7 +325,7 @@ void amq_jf_ship_publish(amq_jf_build_state *state)
 	}
 }
 
-/* See joinfilter/joinfilter.h. */
+/* See joinfilter/remote.h. */
 void amq_jf_ship_explain(amq_jf_build_state *state, ListCell *exprs, List *list, List *context,
 			 ExplainState *es)
 {

@@ -43,7 +43,7 @@
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 
-#include "joinfilter/joinfilter.h"
+#include "joinfilter/nodes.h"
 
 /* Whether running exprs (a scan's qual or the expressions of its target
  * list) for only the rows the filters keep cannot change what the query
