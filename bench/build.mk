@@ -31,7 +31,19 @@ $(CUCKOO_BENCH): bench/cuckoo_bench.c bench/bench_clock.h $(CORE_OBJ) $(CORE_HDR
 bench-cuckoo: $(CUCKOO_BENCH)
 	$(CUCKOO_BENCH) $(CUCKOO_BENCH_ARGS)
 
-TEST_BINARIES += $(CORE_BENCH) $(CUCKOO_BENCH)
+# A local join-filter probe's membership test for tiny build sides: the
+# Bloom filter against exact sets and a range check (issue #33).
+EXACT_BENCH := $(BUILD)/bench/exact_bench
+
+$(EXACT_BENCH): bench/exact_bench.c bench/bench_clock.h $(CORE_OBJ) $(CORE_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g -D_GNU_SOURCE $(WARN) -Icore $< $(CORE_OBJ) -lm -o $@
+
+.PHONY: bench-exact
+bench-exact: $(EXACT_BENCH)
+	$(EXACT_BENCH)
+
+TEST_BINARIES += $(CORE_BENCH) $(CUCKOO_BENCH) $(EXACT_BENCH)
 
 # This build against the previous release (bench/release/): the per-probe cost
 # in SQLite and PostgreSQL, side by side in one run.
