@@ -117,6 +117,10 @@ static void add_to_set(amq_jf_key_set *set, Datum value, uint64 hash)
 	set->sealed = false;
 	if (set->gave_up)
 		return;
+	/* A compressed or out-of-line key is kept whole: its bytes count, and
+	 * equal keys compare equal. */
+	if (set->typlen == -1)
+		value = PointerGetDatum(PG_DETOAST_DATUM_PACKED(value));
 	if (set->count == set->capacity) {
 		if (set->capacity >= 2 * set->max_keys)
 			compact(set);
