@@ -592,14 +592,18 @@ static amq_status serialize_runs(amq_builder *b, uint8_t **out, size_t *len, amq
 		return amq_fail(err, AMQ_NO_MEMORY, "",
 				"out of memory serializing a filter aggregate");
 	write_header(b, p, (uint8_t)b->nspilled);
-	/* Each file handed over is no longer b's, even if a later one fails. */
+	/* Each file handed over is no longer b's, even if a later one fails;
+	 * those after a failure are still b's, and closed. */
 	b->handed_over = true;
-	for (int r = 0; st == AMQ_OK && r < b->nspilled; r++) {
+	int r = 0;
+	for (; st == AMQ_OK && r < b->nspilled; r++) {
 		uint8_t *entry = p + STATE_HEADER + (size_t)r * RUN_ENTRY;
 		amq_store64le(entry, b->spilled[r].count);
 		st = s->hand_over(s->ctx, b->spilled[r].file, entry + 8, err);
 		b->spilled[r].file = NULL;
 	}
+	for (; r < b->nspilled; r++)
+		s->close(s->ctx, b->spilled[r].file);
 	b->nspilled = 0;
 	if (st != AMQ_OK) {
 		b->result.free(b->result.ctx, p);

@@ -442,8 +442,20 @@ static void test_state_limit(void)
 	}
 }
 
+/* hand_over that fails at its second call (the count in handed_calls). */
+static int handed_calls;
+static amq_status second_hand_over_fails(void *ctx, void *file, uint8_t token[AMQ_SPILL_TOKEN],
+					 amq_error *err)
+{
+	amq_status st = file_hand_over(ctx, file, token, err);
+	if (st == AMQ_OK && ++handed_calls == 2)
+		return amq_fail(err, AMQ_SPILL_FAILED, "", "could not hand over: test");
+	return st;
+}
+
 /* A spilled state needs a spill that hands files over, a state of runs one
- * that takes them; damaged runs are refused; nothing is left open. */
+ * that takes them; damaged runs are refused; a hand over that fails midway
+ * leaves the runs after it closed; nothing is left open. */
 static void test_handed_states(void)
 {
 	struct spill_probe p;
@@ -498,6 +510,17 @@ static void test_handed_states(void)
 	}
 	free(copy);
 	a.free(a.ctx, state);
+	amq_builder_init(&b, AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED, 0.01, 0, 0, &a, &err);
+	for (size_t i = 0; i < 20000; i++)
+		amq_builder_add(&b, row_hash(i), &err);
+	p.spill.hand_over = second_hand_over_fails;
+	handed_calls = 0;
+	CHECK(b.nspilled >= 3 &&
+		  amq_builder_serialize(&b, &state, &len, &err) == AMQ_SPILL_FAILED &&
+		  strcmp(err.message, "could not hand over: test") == 0,
+	      "a hand over failing at the second of %d runs: %s", b.nspilled, err.message);
+	p.spill.hand_over = file_hand_over;
+	amq_builder_free(&b);
 	sweep(&p);
 	CHECK(p.files == 0 && p.base.live == 0, "%ld files open, %ld blocks live", p.files,
 	      p.base.live);
