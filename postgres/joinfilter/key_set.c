@@ -59,6 +59,16 @@ void amq_jf_key_set_clear(amq_jf_key_set *set)
 	set->ranged = false;
 }
 
+/* Gives the set up for this build: its keys and their memory go. */
+static void give_up(amq_jf_key_set *set)
+{
+	MemoryContextReset(set->values);
+	set->keys = NULL;
+	set->hashes = NULL;
+	set->count = set->capacity = 0;
+	set->gave_up = true;
+}
+
 /* The order of two keys by hash, for deduplication. */
 static int by_hash(const void *a, const void *b, void *arg)
 {
@@ -100,13 +110,8 @@ static void compact(amq_jf_key_set *set)
 	set->hashes = hashes;
 	set->count = kept;
 	MemoryContextSwitchTo(old);
-	if (set->count > set->max_keys) {
-		MemoryContextReset(set->values);
-		set->keys = NULL;
-		set->hashes = NULL;
-		set->count = set->capacity = 0;
-		set->gave_up = true;
-	}
+	if (set->count > set->max_keys)
+		give_up(set);
 }
 
 /* Adds value to the set, unless it gave up. */
@@ -142,11 +147,7 @@ static void add_to_set(amq_jf_key_set *set, Datum value, uint64 hash)
 	}
 	set->bytes += set->typbyval ? sizeof(Datum) : datumGetSize(value, false, set->typlen);
 	if (set->bytes > set->max_bytes) {
-		MemoryContextReset(set->values);
-		set->keys = NULL;
-		set->hashes = NULL;
-		set->count = set->capacity = 0;
-		set->gave_up = true;
+		give_up(set);
 		return;
 	}
 	old = MemoryContextSwitchTo(set->values);
