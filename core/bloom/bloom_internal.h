@@ -42,7 +42,8 @@ amq_status amq_classic_size(uint64_t capacity, double fpr, uint64_t *bits, uint3
 amq_status amq_blocked_size(uint64_t capacity, double fpr, uint64_t *bits, uint32_t *hashes,
 			    amq_error *err);
 /* Bloom false-positive rate of a blocked filter holding bits_per_item bits per
- * item with k hashes: the Poisson mixture over block loads. */
+ * item with k hashes (at most AMQ_BLOOM_BLOCKED_MAX_HASHES): the Poisson
+ * mixture over block loads. */
 double amq_blocked_fpr(double bits_per_item, uint32_t k);
 
 /* ---- the bit layouts (bloom.c) ---- */

@@ -28,13 +28,18 @@ double amq_blocked_fpr(double bits_per_item, uint32_t k)
 	 */
 	double lambda = AMQ_BLOCK_BITS / bits_per_item;
 	double fpr = 0.0;
+	/* (63/64)^c for every count c of touched words, once: the sizing search
+	 * evaluates this rate thousands of times. */
+	double miss[AMQ_BLOOM_BLOCKED_MAX_HASHES + 1];
+	for (unsigned c = 0; c <= k; c++)
+		miss[c] = pow(63.0 / 64.0, (double)c);
 	for (unsigned set = 0; set < (1u << k); set++) {
 		double exponent = 0.0;
 		for (unsigned d = 0; d < 8; d++) {
-			int touched = 0;
+			unsigned touched = 0;
 			for (unsigned t = 0; t < k; t++)
 				touched += (set >> t & 1) && ((t - d) & 7) < k;
-			exponent += 1.0 - pow(63.0 / 64.0, touched);
+			exponent += 1.0 - miss[touched];
 		}
 		double term = exp(-lambda / 8.0 * exponent);
 		fpr += __builtin_popcount(set) % 2 ? -term : term;
