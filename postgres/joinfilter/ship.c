@@ -122,6 +122,29 @@ static amq_sql_sizing ship_sizing(void)
 	return sizing;
 }
 
+/* The bytes a key takes in a filter sized as ship_sizing() sizes it, from a
+ * filter of a million keys; 0 if it cannot be sized. The sizing never
+ * changes, and it searches the blocked layout's block counts (a few hundred
+ * microseconds, more than a small build takes), so a backend computes it
+ * once. */
+static double bytes_per_key(void)
+{
+	static double per_key = -1;
+
+	if (per_key < 0) {
+		const uint64 probe = 1000000;
+		amq_sql_sizing sizing = ship_sizing();
+		size_t bytes;
+		amq_error err;
+
+		per_key = amq_bloom_create_bytes(probe, sizing.fpr, amq_sql_layout(&sizing), &bytes,
+						 &err) == AMQ_OK
+			      ? (double)bytes / (double)probe
+			      : 0;
+	}
+	return per_key;
+}
+
 /* Sets the most distinct keys r's build collects, and the setting that
  * limits it: those a filter within amq.join_filter_remote_max_memory holds,
  * and no more than fit in the memory the join's own hash table may use
@@ -132,19 +155,14 @@ static amq_sql_sizing ship_sizing(void)
  * up, and the scans get every row. */
 static void set_max_keys(amq_jf_remote *r)
 {
-	const uint64 probe = 1000000;
-	amq_sql_sizing sizing = ship_sizing();
 	uint64 by_memory = (uint64)get_hash_memory_limit() / (2 * AMQ_HASHSET_PEAK_BYTES);
-	size_t bytes;
-	amq_error err;
+	double per_key = bytes_per_key();
 
 	r->max_keys = 0;
 	r->limit = "amq.join_filter_remote_max_memory";
-	if (amq_bloom_create_bytes(probe, sizing.fpr, amq_sql_layout(&sizing), &bytes, &err) !=
-	    AMQ_OK)
+	if (per_key <= 0)
 		return;
-	r->max_keys =
-	    (uint64)((double)amq_jf_remote_max_kb * 1024.0 / ((double)bytes / (double)probe));
+	r->max_keys = (uint64)((double)amq_jf_remote_max_kb * 1024.0 / per_key);
 	if (by_memory < r->max_keys) {
 		r->max_keys = by_memory;
 		r->limit = "work_mem";
