@@ -14,23 +14,24 @@
 
 #define MAX_BLOCKS (((uint64_t)AMQ_MAX_FILTER_BYTES - AMQ_HEADER_BYTES) / AMQ_BLOCK_BYTES)
 
-double amq_blocked_fpr(double bits_per_item, uint32_t k)
+/*
+ * Items reaching one block are Poisson(lambda); with the block's eight words
+ * each item's start word w is uniform, so the items starting at offset d from
+ * the query's start word are independent Poisson(lambda/8). An item starting
+ * at d sets one random bit (chance 1/64 to be the query's) in query word t
+ * iff (t - d) mod 8 < k. By inclusion-exclusion over the set S of query bits
+ * required clear:
+ *   fpr = sum_S (-1)^|S| prod_d exp(-(lambda/8)(1 - (63/64)^c_d(S)))
+ *       = sum_S (-1)^|S| exp(-(lambda/8) e(S)),  e(S) = sum_d 1 - (63/64)^c_d(S)
+ * where c_d(S) counts the words of S an item starting at d touches. e(S)
+ * does not depend on lambda: blocked_exponents computes it for every S once,
+ * and the sizing search, which evaluates the rate for many loads, reuses it.
+ */
+
+/* e(S) for each of the 2^k sets S of k query bits, into exponents. */
+static void blocked_exponents(uint32_t k, double *exponents)
 {
-	/*
-	 * Items reaching one block are Poisson(lambda); with the block's eight
-	 * words each item's start word w is uniform, so the items starting at
-	 * offset d from the query's start word are independent Poisson(lambda/8).
-	 * An item starting at d sets one random bit (chance 1/64 to be the
-	 * query's) in query word t iff (t - d) mod 8 < k. By inclusion-exclusion
-	 * over the set S of query bits required clear:
-	 *   fpr = sum_S (-1)^|S| prod_d exp(-(lambda/8)(1 - (63/64)^c_d(S)))
-	 * where c_d(S) counts the words of S an item starting at d touches.
-	 */
-	double lambda = AMQ_BLOCK_BITS / bits_per_item;
-	double fpr = 0.0;
-	/* (63/64)^c for every count c of touched words, once: the sizing search
-	 * evaluates this rate thousands of times. */
-	double miss[AMQ_BLOOM_BLOCKED_MAX_HASHES + 1];
+	double miss[AMQ_BLOOM_BLOCKED_MAX_HASHES + 1]; /* (63/64)^c */
 	for (unsigned c = 0; c <= k; c++)
 		miss[c] = pow(63.0 / 64.0, (double)c);
 	for (unsigned set = 0; set < (1u << k); set++) {
@@ -41,19 +42,49 @@ double amq_blocked_fpr(double bits_per_item, uint32_t k)
 				touched += (set >> t & 1) && ((t - d) & 7) < k;
 			exponent += 1.0 - miss[touched];
 		}
-		double term = exp(-lambda / 8.0 * exponent);
+		exponents[set] = exponent;
+	}
+}
+
+/* The rate for bits_per_item and k hashes, given k's exponents. */
+static double blocked_fpr_with(double bits_per_item, uint32_t k, const double *exponents)
+{
+	double lambda = AMQ_BLOCK_BITS / bits_per_item;
+	double fpr = 0.0;
+	for (unsigned set = 0; set < (1u << k); set++) {
+		double term = exp(-lambda / 8.0 * exponents[set]);
 		fpr += __builtin_popcount(set) % 2 ? -term : term;
 	}
 	return fpr;
 }
 
+double amq_blocked_fpr(double bits_per_item, uint32_t k)
+{
+	double exponents[1u << AMQ_BLOOM_BLOCKED_MAX_HASHES];
+	blocked_exponents(k, exponents);
+	return blocked_fpr_with(bits_per_item, k, exponents);
+}
+
+/* The exponents of every k from 1 to AMQ_BLOOM_BLOCKED_MAX_HASHES: k's
+ * 2^k sets start at offset 2^k - 2. */
+typedef struct blocked_table {
+	double exponents[(2u << AMQ_BLOOM_BLOCKED_MAX_HASHES) - 2];
+} blocked_table;
+
+static void blocked_table_init(blocked_table *table)
+{
+	for (uint32_t k = 1; k <= AMQ_BLOOM_BLOCKED_MAX_HASHES; k++)
+		blocked_exponents(k, table->exponents + (1u << k) - 2);
+}
+
 /* The best rate over k for a blocked filter of `blocks` blocks holding n items. */
-static double blocked_best(uint64_t n, uint64_t blocks, uint32_t *best_k)
+static double blocked_best(const blocked_table *table, uint64_t n, uint64_t blocks,
+			   uint32_t *best_k)
 {
 	double bits_per_item = (double)blocks * AMQ_BLOCK_BITS / (double)n;
 	double best = 2.0;
 	for (uint32_t k = 1; k <= AMQ_BLOOM_BLOCKED_MAX_HASHES; k++) {
-		double fpr = amq_blocked_fpr(bits_per_item, k);
+		double fpr = blocked_fpr_with(bits_per_item, k, table->exponents + (1u << k) - 2);
 		if (fpr < best) {
 			best = fpr;
 			*best_k = k;
@@ -99,7 +130,9 @@ amq_status amq_blocked_size(uint64_t capacity, double fpr, uint64_t *bits, uint3
 	 * bisect for the fewest blocks. */
 	uint64_t lo = (*bits + AMQ_BLOCK_BITS - 1) / AMQ_BLOCK_BITS, hi = lo;
 	uint32_t k_hi = 1, k_mid = 1;
-	while (blocked_best(capacity, hi, &k_hi) > fpr) {
+	blocked_table table;
+	blocked_table_init(&table);
+	while (blocked_best(&table, capacity, hi, &k_hi) > fpr) {
 		if (hi >= MAX_BLOCKS)
 			return too_large((double)hi * 2.0 * 64.0 + AMQ_HEADER_BYTES, err);
 		lo = hi;
@@ -108,7 +141,7 @@ amq_status amq_blocked_size(uint64_t capacity, double fpr, uint64_t *bits, uint3
 	/* Invariant: hi meets the rate; lo does not, unless lo == hi. */
 	while (lo + 1 < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
-		if (blocked_best(capacity, mid, &k_mid) <= fpr) {
+		if (blocked_best(&table, capacity, mid, &k_mid) <= fpr) {
 			hi = mid;
 			k_hi = k_mid;
 		} else {
