@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AMQ_VERSION "0.4.0"
+#define AMQ_VERSION "0.5.0"
 #define AMQ_HEADER_BYTES 64
 /* Largest filter, header included: 1 GiB less 64 bytes, so that it fits a
  * PostgreSQL varlena. (SQLite's default blob limit is 10^9 bytes; its adapter

@@ -58,6 +58,16 @@ typedef Instrumentation amq_node_instrumentation;
 #define AMQ_PLANNER_MORE_ARGS
 #endif
 
+/* The ExecutorRun hook's arguments after the first three: 18 dropped
+ * execute_once. */
+#if PG_VERSION_NUM >= 180000
+#define AMQ_EXECUTOR_RUN_MORE_PARAMS
+#define AMQ_EXECUTOR_RUN_MORE_ARGS
+#else
+#define AMQ_EXECUTOR_RUN_MORE_PARAMS , bool execute_once
+#define AMQ_EXECUTOR_RUN_MORE_ARGS , execute_once
+#endif
+
 /* What stays outside: joinfilter/remote.c defines get_extension_schema()
  * for 15, which 16 exports (a function body, with the catalog scans it
  * needs). */

@@ -16,6 +16,11 @@ coordinator and two shards and loads orders, ROWS rows over the shards).
    and on, with the planner's choice and forced (max_pass_rate 1); with
    fewer orders than the 1M customers (the smoke run) orders is the hash
    join's inner side and nothing can ship.
+   Then every order matching without coordinator statistics (orders_fresh,
+   work_mem 64MB): the filter ships by design, and the shards probe it with
+   amq_join_filter_probe, which switches itself off, or with bloom_contains
+   (a coordinator told its shards run 0.4.0), against the filter off;
+   --only matches runs only this table.
    Then the per-row cost on a shard of each case's Remote SQL, run on
    shard1 itself.
 2. Exact key sets against Bloom filters (--set-sizes): orders JOIN n
@@ -59,6 +64,13 @@ ONE_ROW = ("SELECT count(*), NULL FROM (SELECT customer_id FROM one_s1 UNION ALL
            "FROM one_s2) o WHERE bloom_contains((SELECT f FROM filters WHERE name = '{name}'), o.customer_id)")
 # Every order has its customer in customers.
 ALL_MATCH = "SELECT count(*), sum(o.amount) FROM orders o JOIN customers c USING (customer_id)"
+# The same over orders_fresh, the same shard tables never analyzed on the
+# coordinator (the common case: autovacuum never analyzes foreign tables).
+FRESH_MATCH = ALL_MATCH.replace("FROM orders o", "FROM orders_fresh o")
+# Enough memory for the build to send the filter of all the customers.
+WIDE = "SET work_mem = '64MB';"
+# What a coordinator ships to shards it is told run amq 0.4.0: bloom_contains.
+OLD_PROBE = "SET amq.join_filter_remote_shard_version = '0.4.0';"
 SERIAL = "SET max_parallel_workers_per_gather = 0;"
 # The planner hooks of the automatic join filters act once the library is
 # loaded: each case's session loads it before planning (as README says a
@@ -93,8 +105,10 @@ def setup_coordinator(customers):
     customer id the shards' orders use (0 to their largest). ANALYZE orders
     gives the coordinator statistics of the foreign partitions (postgres_fdw
     fetches their rows): without them the planner takes every order to have
-    a vip partner and plans no join filter."""
+    a vip partner and plans no join filter. orders_fresh: the shards' same
+    orders, never analyzed."""
     top = max(int(value(shard, "SELECT max(customer_id) FROM orders")) for shard in ("shard1", "shard2"))
+    half = int(value("shard1", "SELECT max(id) FROM orders"))
     psql("coord", f"""
         CREATE TABLE vip AS SELECT c AS customer_id FROM generate_series(0, {customers - 1},
           {customers // 10000}) c;
@@ -105,7 +119,13 @@ def setup_coordinator(customers):
         INSERT INTO filters SELECT '1MiB', bloom_agg(customer_id, 0.01, 875000) FROM vip;
         INSERT INTO filters SELECT '64MiB', bloom_agg(customer_id, 0.01, 56000000) FROM vip;
         CREATE FOREIGN TABLE one_s1 (customer_id bigint) SERVER shard1 OPTIONS (table_name 'one');
-        CREATE FOREIGN TABLE one_s2 (customer_id bigint) SERVER shard2 OPTIONS (table_name 'one');""")
+        CREATE FOREIGN TABLE one_s2 (customer_id bigint) SERVER shard2 OPTIONS (table_name 'one');
+        CREATE TABLE orders_fresh (id bigint NOT NULL, customer_id bigint NOT NULL, amount numeric(10, 2))
+          PARTITION BY RANGE (id);
+        CREATE FOREIGN TABLE orders_fresh_s1 PARTITION OF orders_fresh FOR VALUES FROM (MINVALUE)
+          TO ({half + 1}) SERVER shard1 OPTIONS (table_name 'orders');
+        CREATE FOREIGN TABLE orders_fresh_s2 PARTITION OF orders_fresh FOR VALUES FROM ({half + 1})
+          TO (MAXVALUE) SERVER shard2 OPTIONS (table_name 'orders');""")
     for shard in ("shard1", "shard2"):
         psql(shard, "CREATE TABLE one AS SELECT 1::bigint AS customer_id;")
 
@@ -151,7 +171,8 @@ def shipped(top):
                              f"{node.get(f'Filter {n} Sent To')}")
     parts.insert(0, ", ".join(n["Node Type"] for n in nodes if n["Node Type"] in JOIN_NODES) or "no join")
     scans = [s for s in nodes if s["Node Type"] == "Foreign Scan"]
-    probing = sum("bloom_contains(" in s.get("Remote SQL", "") for s in scans)
+    probing = sum("amq_join_filter_probe(" in s.get("Remote SQL", "") or "bloom_contains(" in s.get("Remote SQL", "")
+                  for s in scans)
     parts.append(f"Remote SQL probes a filter in {probing} of {len(scans)} scans")
     local = [node[k] for node in nodes for k in node if k.startswith("Applies Bloom Filter")]
     if local:
@@ -271,7 +292,39 @@ def across_servers(runs):
           f"forced: {ratio(forced_on, forced_off)}")
     check_same(matches)
     print()
+    every_row_fresh(runs)
     shard_cost(runs, plain, hand, auto)
+
+
+def every_row_fresh(runs):
+    """Every order matches, without coordinator statistics (orders_fresh) and
+    with work_mem enough for the build to send the filter of all customers:
+    the filter ships by design, and each shard probes it with
+    amq_join_filter_probe, which switches itself off (on), or, for a
+    coordinator told its shards run 0.4.0, with bloom_contains, which probes
+    every row; against amq.join_filter_remote off."""
+    off = Case("every row matches, no statistics", OFF + WIDE, FRESH_MATCH)
+    on = Case("every row matches, no statistics", ON + WIDE, FRESH_MATCH)
+    old = Case("every row matches, no statistics, shards told 0.4.0 (bloom_contains)", ON + WIDE + OLD_PROBE,
+               FRESH_MATCH)
+    cases = [off, on, old]
+    measure(cases, runs)
+    print("## across servers, every order matches, no statistics on the coordinator (work_mem 64MB)")
+    print("| query | amq.join_filter_remote | ms (median) | on/off | rows fetched | bytes coord→shards "
+          "| what ships (EXPLAIN VERBOSE) | answer |")
+    print("|---|---|---:|---:|---:|---:|---|---|")
+    for case in cases:
+        rows = sum(fetched(s) for s in foreign_scans(case.explain["Plan"]))
+        _, ships = shipped(case.explain)
+        vs = ratio(case, off) if case is not off else ""
+        setting = "off" if case is off else "on"
+        print(f"| {case.label} | {setting} | {ms(case):.0f} | {vs} | {rows:,} | {case.wire[0]:,} | {ships} "
+              f"| {case.answer} |")
+    print()
+    print(f"every row matches without statistics, judged probe on / off: {ratio(on, off)} (target <= 1.05x); "
+          f"bloom_contains on / off: {ratio(old, off)}")
+    check_same(cases)
+    print()
 
 
 def shard_cost(runs, plain, hand, auto):
@@ -396,11 +449,15 @@ def main():
     parser.add_argument("--fact", type=int, default=5000000, help="rows of the one-node join's fact table")
     parser.add_argument("--set-sizes", default="100,1000,10000,100000",
                         help="inner keys of the exact-set table")
-    parser.add_argument("--only", choices=("sets",), help="only the exact-set table")
+    parser.add_argument("--only", choices=("sets", "matches"),
+                        help="only the exact-set table, or only every row matching without statistics")
     args = parser.parse_args()
     setup_coordinator(args.customers)
     rows = sum(int(value(shard, "SELECT count(*) FROM orders")) for shard in ("shard1", "shard2"))
     keys = int(value("coord", "SELECT count(*) FROM vip"))
+    if args.only == "matches":
+        every_row_fresh(args.runs)
+        return
     if args.only != "sets":
         print(f"## across servers: {rows:,} orders on 2 shards, {keys:,} vip keys")
         across_servers(args.runs)

@@ -38,7 +38,8 @@ typedef struct probe_cache {
 	uint8 header[AMQ_HEADER_BYTES];
 	void *buffer; /* allocation holding the aligned copy, in fn_mcxt */
 	amq_filter filter;
-	amq_probe probe; /* the variant's probe for filter */
+	amq_probe probe;    /* the variant's probe for filter */
+	void *caller_state; /* the calling function's own, in fn_mcxt (see filter.h) */
 } probe_cache;
 
 /* The key of a datum that is not an on-disk TOAST pointer: length + header. */
@@ -125,18 +126,32 @@ static const amq_filter *by_header(probe_cache *c, MemoryContext mcxt, Datum d,
 	return &c->filter;
 }
 
+/* This call site's cache, made on first use. */
+static probe_cache *cache_of(FmgrInfo *flinfo)
+{
+	if (flinfo->fn_extra == NULL)
+		flinfo->fn_extra = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(probe_cache));
+	return flinfo->fn_extra;
+}
+
+/* See filter/filter.h. */
+void *amq_pg_probe_caller_state(FunctionCallInfo fcinfo, Size size)
+{
+	probe_cache *c = cache_of(fcinfo->flinfo);
+
+	if (c->caller_state == NULL)
+		c->caller_state = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, size);
+	return c->caller_state;
+}
+
 const amq_filter *amq_pg_probe(FunctionCallInfo fcinfo, int filter_arg, int value_arg,
 			       const amq_pg_call *call, amq_probe *probe, uint64 *hash)
 {
 	FmgrInfo *flinfo = fcinfo->flinfo;
-	probe_cache *c = flinfo->fn_extra;
+	probe_cache *c = cache_of(flinfo);
 	Datum filter = PG_GETARG_DATUM(filter_arg);
 	const amq_filter *f;
 
-	if (c == NULL) {
-		c = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(*c));
-		flinfo->fn_extra = c;
-	}
 	if (!c->hasher_ready) {
 		amq_pg_hasher_init(&c->hasher, fcinfo, value_arg);
 		c->hasher_ready = true;

@@ -238,4 +238,9 @@ const amq_pg_hasher *amq_pg_cached_hasher(FunctionCallInfo fcinfo, int argno);
 const amq_filter *amq_pg_probe(FunctionCallInfo fcinfo, int filter_arg, int value_arg,
 			       const amq_pg_call *call, amq_probe *probe, uint64 *hash);
 
+/* size zeroed bytes that live with this call site's cache (as long as the
+ * call site), the same block on every call: the state a probe function keeps
+ * beside the cached filter (amq_join_filter_probe's judge). */
+void *amq_pg_probe_caller_state(FunctionCallInfo fcinfo, Size size);
+
 #endif

@@ -13,11 +13,13 @@
  * and each builder to its hash join, in every executor tree. Where the
  * outer key reaches a postgres_fdw scan, the builder also builds a filter
  * with amq's portable hashing and sends it to the remote server inside the
- * scan's Remote SQL (joinfilter/remote.c, ship.c).
+ * scan's Remote SQL (joinfilter/remote.c, ship.c), where the remote server
+ * probes it with amq_join_filter_probe (joinfilter/shard_probe.c), which
+ * switches itself off where it does not pay, as the local probes do.
  *
  * By audience: settings.h (settings, constants, hooks), keys.h (key
- * hashing), nodes.h (the executor nodes and their plan), remote.h (the
- * remote API).
+ * hashing), nodes.h (the executor nodes and their plan), judge.h (whether a
+ * filter pays), remote.h (the remote API).
  *
  * Include after postgres.h.
  */

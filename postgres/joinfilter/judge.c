@@ -11,7 +11,8 @@
  */
 #include "postgres.h"
 
-#include "joinfilter/nodes.h"
+#include "joinfilter/judge.h"
+#include "joinfilter/settings.h"
 
 void amq_jf_judge_init(amq_jf_judge *judge)
 {

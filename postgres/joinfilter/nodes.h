@@ -1,8 +1,8 @@
 /*
  * joinfilter/nodes.h - the join filter's executor nodes and what the planner
  * tells them: the typed plan (plan_data.c), the set and range of a build's
- * keys (key_set.c), the switch-off judge (judge.c), the builder (build.c),
- * the probe (probe.c) and its sift of heap pages (sift.c).
+ * keys (key_set.c), the builder (build.c), the probe (probe.c) and its sift
+ * of heap pages (sift.c); the probes' switch-off judge is in judge.h.
  *
  * Include after postgres.h.
  */
@@ -24,6 +24,7 @@
 #include "filter/filter.h"
 #include "pg_compat.h"
 
+#include "joinfilter/judge.h"
 #include "joinfilter/keys.h"
 #include "joinfilter/settings.h"
 
@@ -93,45 +94,6 @@ List *amq_jf_build_plan_write(const amq_jf_build_plan *plan);
 void amq_jf_build_plan_read(List *private, amq_jf_build_plan *plan);
 
 /* ---- the builder node (joinfilter/build.c) ---- */
-
-/*
- * Whether a filter pays, judged over the rows that all its probes in this
- * participant test (a probe per partition of a partitioned table shares one
- * judge, so that small partitions add up to the windows that decide). The
- * probes switch off together; each of them notices at its next row.
- */
-typedef struct amq_jf_judge {
-	uint32 window_left;    /* probes left in the current window */
-	uint32 window_passed;  /* rows passed in it */
-	uint64 off_left;       /* switched off: rows left to pass unprobed */
-	uint64 off_next;       /* the next switch-off's stretch */
-	bool off_until_rescan; /* switched off: this build's filter is overfull */
-} amq_jf_judge;
-
-/* The judge's API (joinfilter/judge.c). A judge that has seen nothing yet:
- * on, at the start of its first window. */
-void amq_jf_judge_init(amq_jf_judge *judge);
-/* Whether the judge's probes probe now. */
-static inline bool amq_jf_judge_on(const amq_jf_judge *judge)
-{
-	return judge->off_left == 0;
-}
-/* Probes left in the current window (a sift tests a page in stretches that
- * end where windows end). */
-static inline uint32 amq_jf_judge_window_left(const amq_jf_judge *judge)
-{
-	return judge->window_left;
-}
-/* Counts probed rows, of which passed passed; true when the window that
- * ended with them switched the judge off. */
-bool amq_jf_judge_count(amq_jf_judge *judge, uint32 probed, uint32 passed);
-/* Counts a row passed unprobed while off; the last of the stretch switches
- * the judge on again. */
-void amq_jf_judge_pass_unprobed(amq_jf_judge *judge);
-/* Switches the judge off until the next rescan (an overfull filter). */
-void amq_jf_judge_off_until_rescan(amq_jf_judge *judge);
-/* A rescan: a judge off until it is on again. */
-void amq_jf_judge_rescan(amq_jf_judge *judge);
 
 /*
  * The distinct keys of a build while there are few (joinfilter/key_set.c),

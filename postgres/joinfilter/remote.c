@@ -7,7 +7,7 @@
  *       OPERATOR(pg_catalog.=) ANY (ARRAY[T...]) FROM pg_catalog.pg_attribute a
  *       WHERE a.attrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass('rel')
  *       AND a.attname OPERATOR(pg_catalog.=) 'col')
- *       THEN S.bloom_contains($n::S.bloom, col) ELSE true END))
+ *       THEN S.P($n::S.bloom, col) ELSE true END))
  * (a text key as col::pg_catalog.text COLLATE pg_catalog."C": bytewise, as
  * the deterministic collation of the join compares, whatever the remote
  * column's collation; and a cast that exists for a remote column of any
@@ -25,14 +25,17 @@
  * so where they do not the query fails instead of missing rows)
  * added to its Remote SQL, where S is amq's schema here (postgres_fdw names
  * every shippable extension function with its local schema, so every server
- * needs amq in the same one) and T the remote types that hash as the local
- * column's type does. The builder of the hash join sets the parameter when
- * its build completes (joinfilter/build.c); until then, or when the filter
- * grew too large, it is NULL and the shard's planner folds the condition
- * away. A build sends either the set (at most
- * amq.join_filter_remote_max_set_keys keys; an empty one fetches nothing)
- * or the range and the Bloom filter, the other parameters NULL; the shard's
- * custom plan (postgres_fdw's statements are unnamed) sees the values.
+ * needs amq in the same one), P the probe (amq_join_filter_probe, which
+ * switches itself off on the shard where it does not pay, or bloom_contains
+ * for shards older than amq 0.5.0: amq.join_filter_remote_shard_version)
+ * and T the remote types that hash as the local column's type does. The
+ * builder of the hash join sets the parameter when its build completes
+ * (joinfilter/build.c); until then, or when the filter grew too large, it is
+ * NULL and the shard's planner folds the condition away. A build sends
+ * either the set (at most amq.join_filter_remote_max_set_keys keys; an empty
+ * one fetches nothing) or the range and the Bloom filter, the other
+ * parameters NULL; the shard's custom plan (postgres_fdw's statements are
+ * unnamed) sees the values.
  *
  * Nothing asks the shard anything: amq opens no connection of its own. The
  * user's `extensions 'amq'` on the server says that amq is installed there
@@ -50,8 +53,8 @@
  * A plan made under amq.join_filter_remote_max_set_keys = 0 has neither
  * condition (and a set or range planned sends NULL while it is 0).
  * Every name in it is schema-qualified, so no search_path on the shard can
- * redirect it. It calls only what every amq release has
- * (bloom_contains(bloom, anycompatible), format version 1) and pg_catalog.
+ * redirect it. It calls only pg_catalog and what the shards' amq has: the
+ * probe above and format version 1, which every release reads.
  *
  * The scan's plan is postgres_fdw's, edited after the fact: what this relies
  * on is checked here, and the scan is left alone when anything differs.
@@ -89,6 +92,7 @@
 #include "utils/varlena.h"
 
 #include "joinfilter/remote.h"
+#include "joinfilter/settings.h"
 
 /* Key types whose portable hashing (docs/HASHING.md) treats the values that
  * their hash equality calls equal as equal, grouped so that types of one
@@ -427,10 +431,9 @@ int amq_jf_remote_attach(PlannedStmt *stmt, const amq_jf_remote_scan *target,
 	initStringInfo(&buf);
 	appendBinaryStringInfo(&buf, sql, order_by);
 	appendStringInfo(
-	    &buf,
-	    "%s(((%s IS NULL) OR CASE WHEN %s THEN %s.bloom_contains(%s, %s%s) ELSE true "
-	    "END))",
-	    where >= 0 ? " AND " : " WHERE ", value, target->type_check_sql, amq_schema, value,
+	    &buf, "%s(((%s IS NULL) OR CASE WHEN %s THEN %s.%s(%s, %s%s) ELSE true END))",
+	    where >= 0 ? " AND " : " WHERE ", value, target->type_check_sql, amq_schema,
+	    amq_jf_shards_judge() ? AMQ_JF_SHARD_PROBE : "bloom_contains", value,
 	    target->column_sql, target->text ? "::pg_catalog.text COLLATE pg_catalog.\"C\"" : "");
 	if (params->set >= 0) {
 		char *set =

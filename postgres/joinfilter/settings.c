@@ -12,6 +12,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
+#include "amq.h"
 #include "joinfilter/nodes.h"
 
 bool amq_jf_enabled = true;
@@ -20,6 +21,61 @@ double amq_jf_max_pass_rate = 0.5;
 bool amq_jf_remote_enabled = true;
 int amq_jf_remote_max_kb = 4 * 1024;
 int amq_jf_remote_max_set_keys = 1000;
+char *amq_jf_remote_shard_version = NULL;
+/* amq_jf_remote_shard_version, parsed (version_number). */
+static int32 shard_version;
+
+/* "X.Y.Z" (digits only, each part below 1000) as X * 10^6 + Y * 10^3 + Z, so
+ * that versions compare as numbers; -1 for any other text. */
+static int32 version_number(const char *version)
+{
+	int32 number = 0;
+
+	for (int part = 0; part < 3; part++) {
+		int32 value = 0;
+		int digits = 0;
+
+		for (; *version >= '0' && *version <= '9' && digits < 3; version++, digits++)
+			value = value * 10 + (*version - '0');
+		if (digits == 0 || *version != (part < 2 ? '.' : '\0'))
+			return -1;
+		number = number * 1000 + value;
+		if (part < 2)
+			version++;
+	}
+	return number;
+}
+
+/* amq.join_filter_remote_shard_version takes an amq release: from 0.1.0 to
+ * this library's version. */
+static bool check_shard_version(char **newval, void **extra, GucSource source)
+{
+	int32 number = version_number(*newval);
+
+	if (number < 0) {
+		GUC_check_errdetail("A version is three numbers, such as \"%s\".", AMQ_VERSION);
+		return false;
+	}
+	if (number < version_number("0.1.0") || number > version_number(AMQ_VERSION)) {
+		GUC_check_errdetail("amq versions run from 0.1.0 to this library's %s.",
+				    AMQ_VERSION);
+		return false;
+	}
+	return true;
+}
+
+/* Keeps the version that amq.join_filter_remote_shard_version was set to as
+ * a number, for amq_jf_shards_judge. */
+static void assign_shard_version(const char *newval, void *extra)
+{
+	shard_version = version_number(newval);
+}
+
+/* See joinfilter/settings.h. */
+bool amq_jf_shards_judge(void)
+{
+	return shard_version >= version_number(AMQ_JF_SHARD_PROBE_SINCE);
+}
 
 /* Defines the settings, registers the custom scans, installs the hooks. */
 void amq_jf_init(void)
@@ -62,10 +118,18 @@ void amq_jf_init(void)
 	    "keys' text is bounded by amq.join_filter_remote_max_memory too.",
 	    &amq_jf_remote_max_set_keys, 1000, 0, AMQ_JF_REMOTE_MAX_SET_KEYS, PGC_USERSET, 0, NULL,
 	    NULL, NULL);
+	DefineCustomStringVariable(
+	    "amq.join_filter_remote_shard_version", "The oldest amq version on the remote servers.",
+	    "Join filters ship only what it has: amq_join_filter_probe, which switches itself off "
+	    "where it does not pay, from 0.5.0; bloom_contains before. Update amq on the remote "
+	    "servers first, or set this to their version.",
+	    &amq_jf_remote_shard_version, AMQ_VERSION, PGC_USERSET, 0, check_shard_version,
+	    assign_shard_version, NULL);
 	MarkGUCPrefixReserved("amq");
 	RegisterCustomScanMethods(&amq_jf_build_methods);
 	RegisterCustomScanMethods(&amq_jf_probe_methods);
 	amq_jf_install_load_hook();
 	amq_jf_install_planner_hook();
 	amq_jf_install_executor_hook();
+	amq_jf_install_run_hook();
 }

@@ -1,7 +1,8 @@
 /*
  * joinfilter/settings.h - the automatic join filter's settings, constants and
  * hooks: what the user sets and what _PG_init installs (joinfilter/settings.c,
- * load.c, plan.c's planner hook, link.c's ExecutorStart hook).
+ * load.c, plan.c's planner hook, link.c's ExecutorStart hook, shard_hint.c's
+ * ExecutorRun hook).
  *
  * Include after postgres.h.
  */
@@ -44,6 +45,17 @@ extern int amq_jf_remote_max_set_keys; /* most keys sent as an exact set */
  * which must stay under MaxAllocSize (1GB). */
 #define AMQ_JF_REMOTE_MAX_KB ((int)((MaxAllocSize / 2 - 2) / 1024))
 
+/* The oldest amq the remote servers run (amq.join_filter_remote_shard_version,
+ * this release's by default): a remote scan gets only what that version has.
+ * Shards probe shipped filters with AMQ_JF_SHARD_PROBE from
+ * AMQ_JF_SHARD_PROBE_SINCE on (joinfilter/shard_probe.c), with
+ * bloom_contains(bloom, anycompatible) before. */
+extern char *amq_jf_remote_shard_version;
+#define AMQ_JF_SHARD_PROBE "amq_join_filter_probe"
+#define AMQ_JF_SHARD_PROBE_SINCE "0.5.0"
+/* Whether the shards have AMQ_JF_SHARD_PROBE. */
+bool amq_jf_shards_judge(void);
+
 /* Defines the settings, registers the custom scans, installs the hooks
  * (called once, by _PG_init). */
 void amq_jf_init(void);
@@ -72,5 +84,10 @@ extern bool amq_jf_planned_any;
 
 /* Installs the ExecutorStart hook, chaining any hook already set. */
 void amq_jf_install_executor_hook(void);
+
+/* ---- the hint for a shard behind (joinfilter/shard_hint.c) ---- */
+
+/* Installs the ExecutorRun hook, chaining any hook already set. */
+void amq_jf_install_run_hook(void);
 
 #endif

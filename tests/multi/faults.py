@@ -128,6 +128,26 @@ def shard_old_version(r):
     r.check("the old shard runs the probe: every vip customer, at most the fpr bound more",
             len(scans) == 1 and "public.bloom_contains(" in scans[0]["Remote SQL"]
             and within_fpr_bound(kept, missed), f"{kept} kept, {missed} missed")
+    # The automatic join filter ships amq_join_filter_probe, which 0.1.0
+    # lacks: the shard's error, with the hint that names the version needed;
+    # told the shards' version, the coordinator ships bloom_contains.
+    setup = "LOAD 'amq'; SET amq.join_filter_max_pass_rate = 1;"
+    join = "SELECT count(*) FROM oldamq_orders o JOIN vip v USING (customer_id)"
+    out = run_psql("coord", f"{setup} {join};")
+    r.check("an automatic join filter against the old shard: its error, and a hint that names amq 0.5.0",
+            out.returncode != 0
+            and "ERROR:  function public.amq_join_filter_probe(public.bloom, bigint) does not exist"
+            in out.stderr
+            and "HINT:  amq join filters ship amq_join_filter_probe, which remote servers have from amq "
+            "0.5.0: run ALTER EXTENSION amq UPDATE on each remote server, or SET "
+            "amq.join_filter_remote_shard_version to their amq version." in out.stderr,
+            out.stderr.strip()[:400])
+    setup += " SET amq.join_filter_remote_shard_version = '0.1.0';"
+    scans = foreign_scans(plan("coord", join, False, setup))
+    counted = psql("coord", f"{setup} {join};")
+    r.check("told the shards run 0.1.0: bloom_contains ships, the old shard answers every vip order",
+            len(scans) == 1 and "public.bloom_contains($" in scans[0]["Remote SQL"]
+            and counted == ["2000"], f"{counted}; " + (scans[0]["Remote SQL"][:200] if scans else ""))
 
 
 def shard_missing_a_function(r):

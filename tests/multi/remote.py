@@ -63,17 +63,21 @@ VIP = "SELECT o.id, o.amount FROM {t} o JOIN rvip v ON o.customer_id = v.custome
 STAR = VIP + " JOIN ramount a ON a.amount = o.amount"
 
 
+# The probe the remote filter ships (amq 0.5.0 and later shards).
+PROBE = "amq_join_filter_probe"
+
+
 def remote_filter(column):
     """The condition the interface adds to a scan's Remote SQL for column (a
     regular expression): ((($N::S.bloom IS NULL) OR CASE WHEN (the remote
-    column's type hashes as the local one's) THEN S.bloom_contains($N::S.bloom,
-    column) ELSE true END)), amq's schema here being public, every name of
-    the type check schema-qualified."""
+    column's type hashes as the local one's) THEN S.amq_join_filter_probe(
+    $N::S.bloom, column) ELSE true END)), amq's schema here being public,
+    every name of the type check schema-qualified."""
     return re.compile(r"\(\(\(\$(\d+)::public\.bloom IS NULL\) OR CASE WHEN \(SELECT a\.atttypid "
                       r"OPERATOR\(pg_catalog\.=\) ANY \(ARRAY\[('pg_catalog\.\w+'::pg_catalog\.regtype"
                       r"(, )?)+\]\) FROM pg_catalog\.pg_attribute a WHERE a\.attrelid "
                       r"OPERATOR\(pg_catalog\.=\) pg_catalog\.to_regclass\('[^']+'\) AND a\.attname "
-                      r"OPERATOR\(pg_catalog\.=\) '[^']+'\) THEN public\.bloom_contains\(\$\1::public\.bloom, "
+                      r"OPERATOR\(pg_catalog\.=\) '[^']+'\) THEN public\.amq_join_filter_probe\(\$\1::public\.bloom, "
                       + re.escape(column) + r"\) ELSE true END\)\)")
 
 
@@ -87,8 +91,9 @@ def filters_on(*columns):
 
 
 def no_filter(scans):
-    """Whether no scan's Remote SQL calls bloom_contains."""
-    return all("bloom_contains" not in s["Remote SQL"] for s in scans)
+    """Whether no scan's Remote SQL probes a filter."""
+    return all(PROBE not in s["Remote SQL"] and "bloom_contains" not in s["Remote SQL"]
+               for s in scans)
 
 
 def answer(query, setup):
@@ -269,7 +274,7 @@ def without_amq(r):
     try:
         scans = {s["Relation Name"]: s for s in foreign_scans(plan("coord", query, False, ON))}
         r.check("server shard1 without extensions 'amq': no filter for it, shard2 still gets one",
-                "bloom_contains" not in scans["orders_s1"]["Remote SQL"]
+                no_filter([scans["orders_s1"]])
                 and filters_on("customer_id")(scans["orders_s2"]["Remote SQL"]),
                 " | ".join(s["Remote SQL"][:140] for s in scans.values()))
         same_answer(r, "server shard1 without extensions 'amq'", query, 4000)
@@ -533,6 +538,48 @@ def partitions(r):
         set_async(True)
 
 
+def judged(r):
+    """The shipped probe judges itself on the shard: a shard table whose
+    first 12,000 rows (in scan order) all have a partner in rvip and whose
+    18,000 after them have none, within rvip's range. The first window of
+    10,000 rows passes every row, so the probe switches itself off and
+    passes the rest unprobed (30,000 fetched); bloom_contains, shipped to a
+    shard declared older (amq.join_filter_remote_shard_version 0.4.0),
+    probes every row (12,000 and its false positives). Stored the other
+    way round, the filter pays in every window and the probe fetches exactly
+    what bloom_contains does. The answer is the same every way."""
+    rows = """SELECT i, CASE WHEN i <= 12000 THEN (i % 2000) * 50 ELSE (i % 1999) * 50 + 1 END
+              FROM generate_series(1, 30000) i"""
+    psql("shard1", f"""
+        CREATE TABLE judged (id int, customer_id bigint);
+        INSERT INTO judged {rows} ORDER BY i;
+        CREATE TABLE judged_rev (id int, customer_id bigint);
+        INSERT INTO judged_rev {rows} ORDER BY i DESC;""")
+    psql("coord", """
+        CREATE FOREIGN TABLE judged (id int, customer_id bigint) SERVER shard1;
+        CREATE FOREIGN TABLE judged_rev (id int, customer_id bigint) SERVER shard1;""")
+    forced = ON + " SET amq.join_filter_max_pass_rate = 1;"
+    older = forced + " SET amq.join_filter_remote_shard_version = '0.4.0';"
+    for table, judge_fetches in (("judged", "== 30000"), ("judged_rev", "same")):
+        query = f"SELECT j.id FROM {table} j JOIN rvip v USING (customer_id)"
+        new, old = (foreign_scans(plan("coord", query, True, s)) for s in (forced, older))
+        got = [fetched(s[0]) if len(s) == 1 else None for s in (new, old)]
+        shipped_ok = (len(new) == 1 and PROBE + "(" in new[0]["Remote SQL"]
+                      and len(old) == 1 and "public.bloom_contains($" in old[0]["Remote SQL"])
+        if judge_fetches == "same":
+            r.check(f"{table}: the filter pays in every window, the probe fetches what bloom_contains "
+                    "does", shipped_ok and got[0] == got[1] and 12000 <= got[0] < 12500,
+                    f"fetched {got}")
+        else:
+            r.check(f"{table}: every row of the first window passes, the probe switches itself off "
+                    "(30,000 fetched), bloom_contains probes every row",
+                    shipped_ok and got[0] == 30000 and got[1] is not None and 12000 <= got[1] < 12500,
+                    f"fetched {got}")
+        answers = {answer(query, s) for s in (forced, older, OFF)}
+        r.check(f"{table}: the same answer with the judged probe, bloom_contains and no filter",
+                len(answers) == 1 and min(answers).startswith("12000|"), str(answers))
+
+
 def rescans(r):
     """A nested loop whose inner side changes on each row: every rescan
     rebuilds the filter and the scans reopen with the new one (a filter of
@@ -578,7 +625,7 @@ def non_superusers(r):
     out = run_psql("coord", f"{ON}\nSET ROLE rremote_nopw;\nEXPLAIN (VERBOSE, COSTS OFF) {query};\n"
                             f"{query};")
     r.check("a role that needs a password: the filter planned, postgres_fdw's error on running",
-            out.returncode != 0 and out.stdout.count("bloom_contains(") == 2
+            out.returncode != 0 and out.stdout.count(PROBE + "(") == 2
             # 16 and later: "password or GSSAPI delegated credentials required"
             and re.search(r"ERROR:  password (is|or .*) required", out.stderr) is not None,
             out.stderr.strip().split("\n")[0])
@@ -607,7 +654,7 @@ def down(r, name, statements, before):
             and re.search(r"ERROR: .*(server closed the connection|connection to server|"
                           r"no connection to the server|could not (send|receive) data|"
                           r"terminating connection).*\nCONTEXT:  remote SQL command: [^\n]*\n?"
-                          r"[^\n]*bloom_contains", err, re.S) is not None,
+                          r"[^\n]*" + PROBE, err, re.S) is not None,
             " / ".join(err.split("\n")[:6]))
     return after[0].splitlines()
 
@@ -654,6 +701,7 @@ def run_all(r):
     r.run("remote filter: remote types", remote_types)
     r.run("remote filter: exact sets and ranges", key_values)
     r.run("remote filter: partitions skipped", partitions)
+    r.run("remote filter: the probe judges itself", judged)
     r.run("remote filter: rescans", rescans)
     r.run("remote filter: non-superusers", non_superusers)
     r.run("remote filter: shard down", shard_down)

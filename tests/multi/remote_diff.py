@@ -35,7 +35,7 @@ memory limit.
 
 The runs with the filter off and on run at the same time (two sessions);
 then each query runs again with the filter on under EXPLAIN ANALYZE
-VERBOSE: a query counts as filtered when a Remote SQL calls bloom_contains
+VERBOSE: a query counts as filtered when a Remote SQL probes a filter
 (and as sent when a builder sent a filter). Fails on any difference or
 error, on a filter shipped where none may be (a query whose every join to
 the fact is left, full or anti), on more than 2% of the queries over
@@ -310,9 +310,9 @@ def rows(output):
 
 
 def remote_filters(plan):
-    """The Remote SQL lines of a plan that call bloom_contains."""
+    """The Remote SQL lines of a plan that probe a filter."""
     return [line for line in plan.splitlines()
-            if "Remote SQL:" in line and "bloom_contains(" in line]
+            if "Remote SQL:" in line and "amq_join_filter_probe(" in line]
 
 
 def main():

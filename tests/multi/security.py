@@ -411,7 +411,7 @@ def shard_log(r):
     before = {s: connections(s) for s in ("shard1", "shard2")}
     out = run_psql("coord", f"{SETUP} {explain('orders')}")
     seen = {s: since(s, before[s]) for s in before}
-    ships = out.stdout.count("public.bloom_contains(")
+    ships = out.stdout.count("public.amq_join_filter_probe(")
     r.check("shard log: EXPLAIN of the sharded join ships the filter to both shards",
             out.returncode == 0 and ships == 2, f"{ships} scans ship; {brief(out.stderr)}")
     r.check("shard log: EXPLAIN opens no connection to either shard",
