@@ -325,6 +325,48 @@ def every_row_fresh(runs):
           f"bloom_contains on / off: {ratio(old, off)}")
     check_same(cases)
     print()
+    fresh_shard_cost(runs, off, on, old)
+
+
+def fresh_shard_cost(runs, off, on, old):
+    """What the shipped condition costs a shard when every row matches:
+    shard1 prepares the Remote SQL of each case's scan of its orders and
+    executes it as postgres_fdw's unnamed statement does, a custom plan with
+    the values sent (the filter of all customers, no set, their range), under
+    EXPLAIN ANALYZE; ns per row over the plain scan, medians of RUNS
+    interleaved runs."""
+    hex_ = value("coord", "SELECT bloom_agg(customer_id)::text FROM customers")
+    top = value("coord", "SELECT max(customer_id) FROM customers")
+    rows = int(value("shard1", "SELECT count(*) FROM orders"))
+    # psql reads backslashes in a quoted argument as escapes: double them.
+    setup = [f"\\set filt '{hex_.replace(chr(92), chr(92) * 2)}'", "SET plan_cache_mode = force_custom_plan;",
+             SERIAL]
+    executes = []
+    for i, case in enumerate((off, on, old)):
+        sql = next(s["Remote SQL"] for s in foreign_scans(case.explain["Plan"])
+                   if s.get("Relation Name") == "orders_fresh_s1")
+        setup.append(f"PREPARE q{i} AS {sql};")
+        # $1 the filter, $2 the set (not sent: NULL), $3 and $4 the range;
+        # a plan that ships nothing (the smoke run) has none.
+        count = max((int(n) for n in re.findall(r"\$(\d+)::", sql)), default=0)
+        values = [":'filt'", "NULL", "0", top][:count]
+        args = f"({', '.join(values)})" if values else ""
+        executes.append((case.label + (" (the filter off)" if case is off else ""),
+                         f"EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) EXECUTE q{i}{args};"))
+    times = {label: [] for label, _ in executes}
+    for round_ in range(runs):
+        for label, execute in executes if round_ % 2 == 0 else executes[::-1]:
+            lines = psql("shard1", "\n".join(setup + [execute]))
+            times[label].append(json.loads("\n".join(lines[lines.index("["):]))[0]["Execution Time"])
+    base = statistics.median(times[executes[0][0]])
+    print(f"## on one shard, every row matching: the shipped condition over its {rows:,} orders "
+          "(a custom plan, as postgres_fdw's)")
+    print("| shard query (Remote SQL of) | ms (median) | ns per row over the plain scan |")
+    print("|---|---:|---:|")
+    for label, _ in executes:
+        t = statistics.median(times[label])
+        print(f"| {label} | {t:.0f} | {(t - base) * 1e6 / rows:.1f} |")
+    print()
 
 
 def shard_cost(runs, plain, hand, auto):
