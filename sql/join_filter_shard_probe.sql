@@ -63,7 +63,12 @@ SELECT amq_join_filter_probe('\x00'::bytea::bloom, 1);
 -- Its answers depend on the rows before it: VOLATILE, not for an index
 -- (bloom_contains is what an index or a constraint uses).
 CREATE TABLE sp_indexed (f bloom, k bigint);
-CREATE INDEX ON sp_indexed (amq_join_filter_probe(f, k));
+DO $$
+BEGIN
+  CREATE INDEX ON sp_indexed (amq_join_filter_probe(f, k));
+EXCEPTION WHEN OTHERS THEN
+  RAISE NOTICE '%', SQLERRM;
+END $$;
 SELECT provolatile, proisstrict, proparallel FROM pg_proc
 WHERE oid = 'amq_join_filter_probe(bloom, anycompatible)'::regprocedure;
 
