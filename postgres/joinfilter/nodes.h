@@ -72,13 +72,17 @@ typedef struct amq_jf_remote_params {
 
 /* A remote filter of a builder node: its executor parameters, the
  * plan_node_ids of the postgres_fdw scans it goes to and their EXPLAIN
- * labels ("table as $n"). */
+ * labels ("table as $n"), and, for an asynchronous scan of a partition by
+ * the key, its skip parameter (a boolean: true scans nothing) and the
+ * partition's constraint on the key (-1 and NULL for the others). */
 typedef struct amq_jf_remote_plan {
 	int id;
 	amq_jf_remote_params params;
 	int nscans;
 	int *scan_ids;
 	char **labels;
+	int *skip_params;
+	Node **partition_quals;
 } amq_jf_remote_plan;
 
 /* A builder node: amq_jf_filter_plan *s, then amq_jf_remote_plan *s. */
@@ -144,6 +148,26 @@ bool amq_jf_key_set_seal(amq_jf_key_set *set);
  * NULL when the build gave it up. */
 ArrayType *amq_jf_key_set_array(amq_jf_key_set *set);
 
+/*
+ * Whether a partition can hold any key of a finished build
+ * (joinfilter/partition_gate.c): its constraint on the key (plan.c's
+ * partition_qual), compiled over key_slot, which holds one key in its
+ * column, with an expression context of its own.
+ */
+typedef struct amq_jf_partition_gate {
+	Node *qual;
+	ExprState *check;
+	TupleTableSlot *key_slot;
+	ExprContext *econtext;
+} amq_jf_partition_gate;
+
+/* Compiles the constraint qual into gate, in the executor state estate. */
+void amq_jf_partition_gate_init(amq_jf_partition_gate *gate, Node *qual, EState *estate);
+/* Whether no key of a finished build's keys can lie in the partition: each
+ * key tested when the set kept them all (an empty build refutes every
+ * partition), else whether their range refutes the constraint. */
+bool amq_jf_partition_gate_refutes(amq_jf_partition_gate *gate, amq_jf_key_set *keys);
+
 /* One filter a builder fills: one hash clause of its hash join, or several
  * whose outer keys all reach the same places (one combined filter). */
 typedef struct amq_jf_filter {
@@ -182,19 +206,22 @@ typedef struct amq_jf_remote {
 	ExprState *key_expr;	     /* the inner key over the builder's input */
 	amq_pg_hasher hasher;
 	int nscans;
-	int *scan_ids;	       /* the scans' plan_node_ids */
-	PlanState **scans;     /* their states, set by the ExecutorStart hook */
-	List *labels;	       /* String: "table as $n", per scan */
-	amq_builder builder;   /* collects the current build's hashes */
-	uint64 max_keys;       /* distinct keys within the memory settings */
-	const char *limit;     /* the setting that sets max_keys, for EXPLAIN */
-	bool building;	       /* builder holds a build in progress */
-	bool too_large;	       /* this build's filter exceeds the size cap: sent NULL */
-	uint64 keys_added;     /* non-NULL keys, all builds */
-	size_t size;	       /* bytes of the last filter sent; 0: none */
-	struct varlena *value; /* the parameter's value, in the query's memory */
-	amq_jf_key_set set;    /* this build's exact set and range of keys */
-	const char *sent;      /* what the last build sent, for EXPLAIN */
+	int *scan_ids;		       /* the scans' plan_node_ids */
+	PlanState **scans;	       /* their states, set by the ExecutorStart hook */
+	List *labels;		       /* String: "table as $n", per scan */
+	amq_builder builder;	       /* collects the current build's hashes */
+	uint64 max_keys;	       /* distinct keys within the memory settings */
+	const char *limit;	       /* the setting that sets max_keys, for EXPLAIN */
+	bool building;		       /* builder holds a build in progress */
+	bool too_large;		       /* this build's filter exceeds the size cap: sent NULL */
+	uint64 keys_added;	       /* non-NULL keys, all builds */
+	size_t size;		       /* bytes of the last filter sent; 0: none */
+	struct varlena *value;	       /* the parameter's value, in the query's memory */
+	amq_jf_key_set set;	       /* this build's exact set and range of keys */
+	const char *sent;	       /* what the last build sent, for EXPLAIN */
+	int *skip_params;	       /* per scan: its skip parameter, or -1 */
+	amq_jf_partition_gate **gates; /* per scan: its partition's gate, or NULL */
+	uint64 partitions_skipped;     /* scans sent true in a skip parameter */
 } amq_jf_remote;
 
 typedef struct amq_jf_build_state {
@@ -270,12 +297,11 @@ typedef struct amq_jf_probe_state {
 	OffsetNumber sifted_through; /* it tested the last sifted page's tuples
 				      * after its first row up to this offset;
 				      * InvalidOffsetNumber: none */
-	/* Above a scan of a partition: its constraint on the key (plan form,
-	 * compiled over key_slot, which holds one key in its column), and
-	 * whether this scan of it was skipped. */
+	/* Above a scan of a partition: its constraint on the key (plan form),
+	 * compiled into gate at the start, and whether this scan of it was
+	 * skipped. */
 	Node *partition_qual;
-	ExprState *partition_check;
-	TupleTableSlot *key_slot;
+	amq_jf_partition_gate *gate;
 	bool decided;	      /* whether to skip, since the start or rescan */
 	bool skipped;	      /* ... and what it decided */
 	uint64 decided_build; /* the filter's build it decided for; 0: none */

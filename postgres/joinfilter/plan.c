@@ -25,6 +25,7 @@
 
 #include "access/relation.h"
 #include "catalog/partition.h"
+#include "catalog/pg_type.h"
 #include "executor/nodeHash.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -598,10 +599,16 @@ static List *ship_clause(HashJoin *hj, int clause, double pass, List **exprs, Li
 	bool ordered = values && amq_jf_remote_key_ordered(key_type);
 	amq_jf_remote_params params = {first, values ? first + 1 : -1, ordered ? first + 2 : -1,
 				       ordered ? first + 3 : -1, key_type};
+	/* The clause as partition_qual reads it. */
+	clause_key key = {.clause = clause,
+			  .collation = list_nth_oid(hj->hashcollations, clause),
+			  .inner_type = exprType((Node *)inner_key),
+			  .join_op = list_nth_oid(hj->hashoperators, clause)};
 	List *places = NIL;
 	List *shipped = NIL;
 	List *scan_ids = NIL;
 	List *labels = NIL;
+	List *quals = NIL;
 	amq_jf_remote_plan *rf;
 	ListCell *lc;
 
@@ -624,6 +631,12 @@ static List *ship_clause(HashJoin *hj, int clause, double pass, List **exprs, Li
 		shipped = lappend(shipped, target.scan);
 		scan_ids = lappend_int(scan_ids, target.scan->scan.plan.plan_node_id);
 		labels = lappend(labels, psprintf("%s as $%d", target.label, n));
+		/* A synchronous partition gets a local probe that may skip it
+		 * (drop_shipped); an asynchronous one, which no probe may sit
+		 * above, a skip parameter, when key values are sent. */
+		quals = lappend(quals, values && target.scan->scan.plan.async_capable
+					   ? partition_qual(*place->slot, place->attno, &key, walk)
+					   : NULL);
 	}
 	if (shipped == NIL)
 		return NIL;
@@ -636,12 +649,24 @@ static List *ship_clause(HashJoin *hj, int clause, double pass, List **exprs, Li
 		walk->stmt->paramExecTypes =
 		    list_concat(walk->stmt->paramExecTypes, list_make2_oid(key_type, key_type));
 	rf = palloc(sizeof(*rf));
-	*rf = (amq_jf_remote_plan){walk->next_filter_id++, params, list_length(shipped),
+	*rf = (amq_jf_remote_plan){walk->next_filter_id++,
+				   params,
+				   list_length(shipped),
 				   palloc(sizeof(int) * list_length(shipped)),
-				   palloc(sizeof(char *) * list_length(shipped))};
+				   palloc(sizeof(char *) * list_length(shipped)),
+				   palloc(sizeof(int) * list_length(shipped)),
+				   palloc(sizeof(Node *) * list_length(shipped))};
 	for (int i = 0; i < rf->nscans; i++) {
 		rf->scan_ids[i] = list_nth_int(scan_ids, i);
 		rf->labels[i] = list_nth(labels, i);
+		rf->partition_quals[i] = list_nth(quals, i);
+		rf->skip_params[i] = -1;
+		if (rf->partition_quals[i] != NULL) {
+			rf->skip_params[i] = list_length(walk->stmt->paramExecTypes);
+			walk->stmt->paramExecTypes =
+			    lappend_oid(walk->stmt->paramExecTypes, BOOLOID);
+			amq_jf_remote_attach_skip(list_nth(shipped, i), rf->skip_params[i]);
+		}
 	}
 	*remote = lappend(*remote, rf);
 	*exprs = lappend(*exprs, copyObject(inner_key));

@@ -15,7 +15,8 @@
  * (1 or 0); then the number of remote
  * filters, and per filter its id, its executor parameters (the Bloom filter's,
  * the set's, the range's two or -1) and its key type, the number of its
- * scans and per scan its plan_node_id and EXPLAIN label.
+ * scans and per scan its plan_node_id, EXPLAIN label, skip parameter (or -1)
+ * and partition constraint (or NULL).
  */
 #include "postgres.h"
 
@@ -117,6 +118,8 @@ List *amq_jf_build_plan_write(const amq_jf_build_plan *plan)
 		for (int s = 0; s < rf->nscans; s++) {
 			out = lappend(out, makeInteger(rf->scan_ids[s]));
 			out = lappend(out, makeString(pstrdup(rf->labels[s])));
+			out = lappend(out, makeInteger(rf->skip_params[s]));
+			out = lappend(out, copyObject(rf->partition_quals[s]));
 		}
 	}
 	return out;
@@ -154,9 +157,13 @@ void amq_jf_build_plan_read(List *private, amq_jf_build_plan *plan)
 		rf->nscans = read_int(&r);
 		rf->scan_ids = palloc(sizeof(int) * rf->nscans);
 		rf->labels = palloc(sizeof(char *) * rf->nscans);
+		rf->skip_params = palloc(sizeof(int) * rf->nscans);
+		rf->partition_quals = palloc(sizeof(Node *) * rf->nscans);
 		for (int s = 0; s < rf->nscans; s++) {
 			rf->scan_ids[s] = read_int(&r);
 			rf->labels[s] = strVal(read_node(&r));
+			rf->skip_params[s] = read_int(&r);
+			rf->partition_quals[s] = read_node(&r);
 		}
 		plan->remote = lappend(plan->remote, rf);
 	}

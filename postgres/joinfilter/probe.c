@@ -24,14 +24,9 @@
 #include "executor/executor.h"
 #include "access/htup_details.h"
 #include "miscadmin.h"
-#include "catalog/pg_type.h"
-#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
-#include "optimizer/optimizer.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
-#include "utils/typcache.h"
 
 #include "joinfilter/nodes.h"
 
@@ -80,23 +75,6 @@ static Node *probe_create_state(CustomScan *cscan)
 	return (Node *)state;
 }
 
-/* Compiles the partition's constraint over a slot of one key: a virtual
- * tuple as wide as the key's column in the partition (the constraint reads
- * nothing else; the columns before it stand as NULL int4). */
-static void compile_partition_check(amq_jf_probe_state *state, EState *estate)
-{
-	Node *qual = state->partition_qual;
-	Var *var = linitial(pull_var_clause(qual, PVC_RECURSE_PLACEHOLDERS));
-	TupleDesc desc = CreateTemplateTupleDesc(var->varattno);
-
-	for (AttrNumber a = 1; a < var->varattno; a++)
-		TupleDescInitEntry(desc, a, NULL, INT4OID, -1, 0);
-	TupleDescInitEntry(desc, var->varattno, NULL, var->vartype, var->vartypmod, 0);
-	TupleDescInitEntryCollation(desc, var->varattno, var->varcollid);
-	state->key_slot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsVirtual);
-	state->partition_check = ExecInitQual(make_ands_implicit((Expr *)qual), NULL);
-}
-
 /* Starts the scan below, whose slots the probe returns, and joins its sift. */
 static void probe_begin(CustomScanState *node, EState *estate, int eflags)
 {
@@ -109,8 +87,10 @@ static void probe_begin(CustomScanState *node, EState *estate, int eflags)
 	state->probe_proc = node->ss.ps.ExecProcNode;
 	state->judge = palloc(sizeof(amq_jf_judge));
 	amq_jf_judge_init(state->judge);
-	if (state->partition_qual != NULL)
-		compile_partition_check(state, estate);
+	if (state->partition_qual != NULL) {
+		state->gate = palloc(sizeof(amq_jf_partition_gate));
+		amq_jf_partition_gate_init(state->gate, state->partition_qual, estate);
+	}
 }
 
 static TupleTableSlot *pass_through(PlanState *node);
@@ -238,7 +218,7 @@ static TupleTableSlot *probe_exec(CustomScanState *node)
 	amq_jf_probe_state *state = (amq_jf_probe_state *)node;
 	PlanState *input = outerPlanState(node);
 
-	if (state->partition_check != NULL && !state->decided && gate_skips(state))
+	if (state->gate != NULL && !state->decided && gate_skips(state))
 		return NULL;
 	for (;;) {
 		TupleTableSlot *slot;
@@ -272,59 +252,6 @@ static TupleTableSlot *probe_exec(CustomScanState *node)
 	}
 }
 
-/* Whether key meets the partition's constraint. */
-static bool key_in_partition(amq_jf_probe_state *state, Datum key)
-{
-	TupleTableSlot *slot = state->key_slot;
-	ExprContext *econtext = state->css.ss.ps.ps_ExprContext;
-	AttrNumber attno = slot->tts_tupleDescriptor->natts;
-	bool in;
-
-	ExecClearTuple(slot);
-	for (AttrNumber a = 1; a < attno; a++)
-		slot->tts_isnull[a - 1] = true;
-	slot->tts_values[attno - 1] = key;
-	slot->tts_isnull[attno - 1] = false;
-	ExecStoreVirtualTuple(slot);
-	econtext->ecxt_scantuple = slot;
-	in = ExecQual(state->partition_check, econtext);
-	ResetExprContext(econtext);
-	return in;
-}
-
-/* Whether the range [lo, hi] of the build's keys refutes the partition's
- * constraint (predtest.c, as the planner prunes partitions by quals): the
- * key's btree operators over constants of its type. */
-static bool range_refutes(amq_jf_probe_state *state, const amq_jf_key_set *keys)
-{
-	Node *qual = state->partition_qual;
-	Var *var = linitial(pull_var_clause(qual, PVC_RECURSE_PLACEHOLDERS));
-	TypeCacheEntry *entry = lookup_type_cache(var->vartype, TYPECACHE_BTREE_OPFAMILY);
-	Oid ge, le;
-	List *range;
-
-	if (!OidIsValid(entry->btree_opf))
-		return false;
-	ge = get_opfamily_member(entry->btree_opf, var->vartype, var->vartype,
-				 BTGreaterEqualStrategyNumber);
-	le = get_opfamily_member(entry->btree_opf, var->vartype, var->vartype,
-				 BTLessEqualStrategyNumber);
-	if (!OidIsValid(ge) || !OidIsValid(le))
-		return false;
-	range = list_make2(
-	    make_opclause(ge, BOOLOID, false, (Expr *)copyObject(var),
-			  (Expr *)makeConst(var->vartype, var->vartypmod, var->varcollid,
-					    keys->typlen, keys->lo, false, keys->typbyval),
-			  InvalidOid, var->varcollid),
-	    make_opclause(le, BOOLOID, false, (Expr *)copyObject(var),
-			  (Expr *)makeConst(var->vartype, var->vartypmod, var->varcollid,
-					    keys->typlen, keys->hi, false, keys->typbyval),
-			  InvalidOid, var->varcollid));
-	set_opfuncid((OpExpr *)linitial(range));
-	set_opfuncid((OpExpr *)lsecond(range));
-	return predicate_refuted_by(make_ands_implicit((Expr *)qual), range, false);
-}
-
 /*
  * Whether this scan of the partition may be skipped: the filter's build is
  * complete (private filters only: a shared one's keys are spread over the
@@ -335,19 +262,11 @@ static bool range_refutes(amq_jf_probe_state *state, const amq_jf_key_set *keys)
 static bool skip_partition(amq_jf_probe_state *state)
 {
 	amq_jf_filter *f = state->filter;
-	amq_jf_key_set *keys;
 
 	if (f == NULL || f->shared || f->keys_seen == NULL ||
 	    amq_jf_filter_readiness(f) == AMQ_JF_NOT_BUILT)
 		return false;
-	keys = f->keys_seen;
-	if (amq_jf_key_set_seal(keys)) {
-		for (int i = 0; i < keys->count; i++)
-			if (key_in_partition(state, keys->keys[i]))
-				return false;
-		return true;
-	}
-	return keys->ranged && range_refutes(state, keys);
+	return amq_jf_partition_gate_refutes(state->gate, f->keys_seen);
 }
 
 /* A skipped partition's probe: no rows, its scan never called. */
@@ -414,7 +333,7 @@ static void probe_rescan(CustomScanState *node)
 		amq_jf_sift_restart(state->sift);
 	amq_jf_judge_rescan(state->judge);
 	probe_if_on(state);
-	if (state->partition_check != NULL) {
+	if (state->gate != NULL) {
 		state->decided = false;
 		ExecSetExecProcNode(&state->css.ss.ps, partition_gate);
 	}
@@ -446,7 +365,7 @@ static void probe_explain(CustomScanState *node, List *ancestors, ExplainState *
 		if (off > 0)
 			ExplainPropertyFloat("Rows Passed While Switched Off", NULL, off, 0, es);
 		ExplainPropertyBool("Switched Off", state->ever_off || off > 0, es);
-		if (state->partition_check != NULL && instr->nloops > 0)
+		if (state->gate != NULL && instr->nloops > 0)
 			ExplainPropertyBool("Partition Skipped by Join Filter", state->skipped, es);
 	}
 }

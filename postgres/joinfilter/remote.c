@@ -458,3 +458,19 @@ int amq_jf_remote_attach(PlannedStmt *stmt, const amq_jf_remote_scan *target,
 	linitial(scan->fdw_private) = makeString(buf.data);
 	return n;
 }
+
+/* See joinfilter/remote.h. The scan has the WHERE clause attach gave it. */
+void amq_jf_remote_attach_skip(ForeignScan *scan, int paramid)
+{
+	const char *sql = strVal(linitial(scan->fdw_private));
+	int n = add_param(scan, paramid, BOOLOID);
+	int where, order_by;
+	StringInfoData buf;
+
+	find_clauses(sql, &where, &order_by);
+	initStringInfo(&buf);
+	appendBinaryStringInfo(&buf, sql, order_by);
+	appendStringInfo(&buf, " AND ($%d::pg_catalog.bool IS NOT TRUE)", n);
+	appendStringInfoString(&buf, sql + order_by);
+	linitial(scan->fdw_private) = makeString(buf.data);
+}

@@ -56,6 +56,13 @@ int amq_jf_remote_attach(PlannedStmt *stmt, const amq_jf_remote_scan *target,
 			 const amq_jf_remote_params *params, Oid bloom_type,
 			 const char *amq_schema);
 
+/* Gives a scan amq_jf_remote_attach edited the condition ($n::bool IS NOT
+ * TRUE) on executor parameter paramid, a new one of its list: set true, the
+ * shard's custom plan folds the statement to a scan of nothing (an
+ * asynchronous partition that no key of the build can reach); NULL until
+ * the build completes, and false, change nothing. */
+void amq_jf_remote_attach_skip(ForeignScan *scan, int paramid);
+
 /* The builder's remote filters (joinfilter/ship.c): made from the plan's
  * amq_jf_remote_plan *s, started, fed each inner row, reset for a rebuild,
  * published at the end of the input, ended, and shown by EXPLAIN. */

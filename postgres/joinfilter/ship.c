@@ -49,8 +49,15 @@ void amq_jf_ship_create(amq_jf_build_state *state, List *remote)
 		r->nscans = plan->nscans;
 		r->scan_ids = plan->scan_ids;
 		r->scans = palloc0(sizeof(PlanState *) * r->nscans);
-		for (int i = 0; i < r->nscans; i++)
+		r->skip_params = plan->skip_params;
+		r->gates = palloc0(sizeof(amq_jf_partition_gate *) * r->nscans);
+		for (int i = 0; i < r->nscans; i++) {
 			r->labels = lappend(r->labels, makeString(plan->labels[i]));
+			if (plan->partition_quals[i] != NULL) {
+				r->gates[i] = palloc0(sizeof(amq_jf_partition_gate));
+				r->gates[i]->qual = plan->partition_quals[i];
+			}
+		}
 	}
 }
 
@@ -60,7 +67,8 @@ static ParamExecData *ship_param(amq_jf_build_state *state, int paramid)
 	return &state->css.ss.ps.state->es_param_exec_vals[paramid];
 }
 
-/* Sets r's parameters (those it has) to NULL. */
+/* Sets r's parameters (those it has, its scans' skip parameters too) to
+ * NULL. */
 static void clear_params(amq_jf_build_state *state, amq_jf_remote *r)
 {
 	int ids[] = {r->params.bloom, r->params.set, r->params.lo, r->params.hi};
@@ -69,6 +77,11 @@ static void clear_params(amq_jf_build_state *state, amq_jf_remote *r)
 		if (ids[i] >= 0) {
 			ship_param(state, ids[i])->value = (Datum)0;
 			ship_param(state, ids[i])->isnull = true;
+		}
+	for (int s = 0; s < r->nscans; s++)
+		if (r->skip_params[s] >= 0) {
+			ship_param(state, r->skip_params[s])->value = (Datum)0;
+			ship_param(state, r->skip_params[s])->isnull = true;
 		}
 }
 
@@ -95,6 +108,10 @@ void amq_jf_ship_begin(amq_jf_build_state *state, ListCell *exprs, List *list)
 			     format_type_be(exprType((Node *)key)));
 		amq_jf_key_set_init(&r->set, r->params.key_type, r->params.lo >= 0, false,
 				    state->css.ss.ps.state->es_query_cxt);
+		for (int s = 0; s < r->nscans; s++)
+			if (r->gates[s] != NULL)
+				amq_jf_partition_gate_init(r->gates[s], r->gates[s]->qual,
+							   state->css.ss.ps.state);
 		exprs = lnext(list, exprs);
 	}
 }
@@ -318,6 +335,24 @@ static void publish_one(amq_jf_build_state *state, amq_jf_remote *r)
 		      : (r->value != NULL ? "Bloom filter" : "nothing");
 }
 
+/* Sets the skip parameter of each of r's asynchronous partitions: true
+ * where no key of the finished build can lie in the partition (its remote
+ * query then scans nothing), false elsewhere and where the build kept
+ * neither its keys nor their range. */
+static void publish_skips(amq_jf_build_state *state, amq_jf_remote *r)
+{
+	for (int s = 0; s < r->nscans; s++) {
+		bool skip;
+
+		if (r->gates[s] == NULL)
+			continue;
+		skip = amq_jf_partition_gate_refutes(r->gates[s], &r->set);
+		set_param(state, r->skip_params[s], BoolGetDatum(skip), false);
+		if (skip)
+			r->partitions_skipped++;
+	}
+}
+
 /* See joinfilter/remote.h. */
 void amq_jf_ship_publish(amq_jf_build_state *state)
 {
@@ -328,6 +363,7 @@ void amq_jf_ship_publish(amq_jf_build_state *state)
 		int ids[] = {r->params.bloom, r->params.set, r->params.lo, r->params.hi};
 
 		publish_one(state, r);
+		publish_skips(state, r);
 		for (int s = 0; s < r->nscans; s++) {
 			PlanState *scan = r->scans[s];
 			MemoryContext old;
@@ -338,6 +374,8 @@ void amq_jf_ship_publish(amq_jf_build_state *state)
 			for (size_t p = 0; p < lengthof(ids); p++)
 				if (ids[p] >= 0)
 					scan->chgParam = bms_add_member(scan->chgParam, ids[p]);
+			if (r->skip_params[s] >= 0)
+				scan->chgParam = bms_add_member(scan->chgParam, r->skip_params[s]);
 			MemoryContextSwitchTo(old);
 		}
 	}
@@ -376,5 +414,12 @@ void amq_jf_ship_explain(amq_jf_build_state *state, ListCell *exprs, List *list,
 			ExplainPropertyText(psprintf("%sState", prefix),
 					    psprintf("not sent: larger than %s allows", r->limit),
 					    es);
+		for (int s = 0; s < r->nscans; s++)
+			if (r->gates[s] != NULL) {
+				ExplainPropertyInteger(
+				    psprintf("%sPartitions Skipped by Join Filter", prefix), NULL,
+				    (int64)r->partitions_skipped, es);
+				break;
+			}
 	}
 }

@@ -424,11 +424,11 @@ def builder_sent(tree):
             for k, v in b.items() if re.match(r"Filter \d+ Sent$", k)]
 
 
-def shard_plans(query, setup):
-    """The plans shard1 ran for query (auto_explain in its log, for the
+def shard_plans(query, setup, shard="shard1"):
+    """The plans shard ran for query (auto_explain in its log, for the
     sessions postgres_fdw opens while it runs in a new coordinator session)."""
-    log = os.path.join(ROOT, "shard1", "server.log")
-    psql("shard1", "LOAD 'auto_explain';"
+    log = os.path.join(ROOT, shard, "server.log")
+    psql(shard, "LOAD 'auto_explain';"
                    "ALTER SYSTEM SET session_preload_libraries = 'auto_explain';"
                    "ALTER SYSTEM SET auto_explain.log_min_duration = 0;"
                    "SELECT pg_reload_conf();")
@@ -437,7 +437,7 @@ def shard_plans(query, setup):
         start = os.path.getsize(log)
         psql("coord", f"{setup} {query}")
     finally:
-        psql("shard1", "LOAD 'auto_explain'; ALTER SYSTEM RESET session_preload_libraries;"
+        psql(shard, "LOAD 'auto_explain'; ALTER SYSTEM RESET session_preload_libraries;"
                        "ALTER SYSTEM RESET auto_explain.log_min_duration; SELECT pg_reload_conf();")
     with open(log, encoding="utf-8", errors="replace") as f:
         f.seek(start)
@@ -517,7 +517,10 @@ def partitions(r):
     """A join on the partition key of orders (by id: shard1's partition holds
     ids 1..100,000) whose inner ids all lie in shard1's: with synchronous
     partitions, shard2's scan is skipped before its remote query starts, and
-    shard1's gets the exact set; the answer is the same on and off."""
+    shard1's gets the exact set; with asynchronous ones (no probe may sit
+    above them), shard2's remote query gets a skip parameter set true, which
+    its custom plan folds to a scan of nothing. The answer is the same on and
+    off."""
     psql("coord", "CREATE TABLE rids AS SELECT i::int8 AS id FROM generate_series(7, 70000, 700) i;"
                   "ANALYZE rids;")
     query = "SELECT o.id, o.amount FROM orders o JOIN rids i ON o.id = i.id"
@@ -536,6 +539,29 @@ def partitions(r):
         same_answer(r, "a join on the partition key", query, 100)
     finally:
         set_async(True)
+    tree = plan("coord", query, True, HASHED)
+    scans = {s["Relation Name"]: s for s in foreign_scans(tree)}
+    skipped = [v for _, b in plan_nodes(tree, "AmqJoinFilterBuild")
+               for k, v in b.items() if k.endswith("Partitions Skipped by Join Filter")]
+    skip_sql = re.compile(r" AND \(\$\d+::pg_catalog\.bool IS NOT TRUE\)$")
+    r.check("asynchronous partitions: each gets a skip parameter; shard2's is skipped and fetches "
+            "nothing, shard1's fetches its 100 matches",
+            skipped == [1] and all(skip_sql.search(s["Remote SQL"]) for s in scans.values())
+            and fetched(scans.get("orders_s2", {})) == 0 and fetched(scans.get("orders_s1", {})) == 100,
+            f"skipped {skipped}, fetched {[fetched(s) for s in scans.values()]}, "
+            + " | ".join(s["Remote SQL"][-60:] for s in scans.values()))
+    log = shard_plans(query, HASHED, "shard2")
+    r.check("asynchronous partitions: shard2's plan scans nothing (One-Time Filter: false)",
+            "One-Time Filter: false" in log and "Seq Scan on orders" not in log, log[-600:])
+    same_answer(r, "a join on the partition key, asynchronous partitions", query, 100)
+    psql("coord", "CREATE TABLE rids_wide AS SELECT i::int8 AS id FROM generate_series(7, 170000, 1700) i;"
+                  "ANALYZE rids_wide;")
+    wide = "SELECT o.id, o.amount FROM orders o JOIN rids_wide i ON o.id = i.id"
+    tree = plan("coord", wide, True, HASHED)
+    skipped = [v for _, b in plan_nodes(tree, "AmqJoinFilterBuild")
+               for k, v in b.items() if k.endswith("Partitions Skipped by Join Filter")]
+    r.check("asynchronous partitions, keys in both: none skipped", skipped == [0], str(skipped))
+    same_answer(r, "a join on the partition key, keys in both partitions", wide, 100)
 
 
 def judged(r):
