@@ -18,6 +18,9 @@
  *       AND G))
  *     AND (($lo::T1 IS NULL) OR (col OPERATOR(pg_catalog.>=) $lo::T1 AND
  *       col OPERATOR(pg_catalog.<=) $hi::T1 AND G))
+ * and, for an asynchronous scan of a partition by the key (no probe may
+ * skip it; amq_jf_remote_attach_skip)
+ *     AND ($k::pg_catalog.bool IS NOT TRUE)
  * (T1 the inner key's type; G the same type check as an InitPlan that
  * raises, through an int4 cast of its message, where the remote column's
  * type is not one that compares as the local one: a bare column, which an
