@@ -388,7 +388,9 @@ def shard_cost(runs, plain, hand, auto):
         # range's (which 10,000 keys do not send as a set) NULL, as sent.
         sql = re.sub(r"\$(?!1::)\d+::", "NULL::", sql)
         queries.append((case.label, "SELECT count(*) FROM (" +
-                        sql.replace("$1::public.bloom", "(SELECT f FROM public.probe_filter)") + ") s"))
+                        sql.replace("$1::pg_catalog.bytea::public.bloom", "(SELECT f FROM public.probe_filter)")
+                        .replace("$1::pg_catalog.bytea IS NULL", "(SELECT f FROM public.probe_filter) IS NULL")
+                        .replace("$1::public.bloom", "(SELECT f FROM public.probe_filter)") + ") s"))
     times = {label: [] for label, _ in queries}
     for round_ in range(runs):
         for label, query in queries if round_ % 2 == 0 else queries[::-1]:

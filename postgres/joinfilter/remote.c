@@ -3,15 +3,18 @@
  * plan time, whether a finished ForeignScan can take one for its key column,
  * and the edit that gives it one: a new executor parameter of type bloom in
  * the scan's parameter list, and the condition
- *     ((($n::S.bloom IS NULL) OR CASE WHEN (SELECT a.atttypid
+ *     ((($n::pg_catalog.bytea IS NULL) OR CASE WHEN (SELECT a.atttypid
  *       OPERATOR(pg_catalog.=) ANY (ARRAY[T...]) FROM pg_catalog.pg_attribute a
  *       WHERE a.attrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass('rel')
  *       AND a.attname OPERATOR(pg_catalog.=) 'col')
- *       THEN S.P($n::S.bloom, col) ELSE true END))
+ *       THEN S.P($n::pg_catalog.bytea::S.bloom, col) ELSE true END))
  * (a text key as col::pg_catalog.text COLLATE pg_catalog."C": bytewise, as
  * the deterministic collation of the join compares, whatever the remote
  * column's collation; and a cast that exists for a remote column of any
- * type, so that the condition parses even where the check fails)
+ * type, so that the condition parses even where the check fails; the
+ * filter goes as bytea text, which bloom_out's hex is, and is cast where it
+ * is probed, so that a shard whose filter parameter is NULL, sent only a set
+ * or a range, folds the condition away without loading amq's library)
  * and, for the exact set of the inner keys and (for a type without a
  * collation) their range,
  *     AND (($s::T1[] IS NULL) OR (col OPERATOR(pg_catalog.=) ANY ($s::T1[])
@@ -425,19 +428,19 @@ int amq_jf_remote_attach(PlannedStmt *stmt, const amq_jf_remote_scan *target,
 	const char *sql = strVal(linitial(scan->fdw_private));
 	const char *type = type_name(params->key_type);
 	int n, where, order_by;
-	char *value;
 	StringInfoData buf;
 
 	n = add_param(scan, params->bloom, bloom_type);
-	value = psprintf("$%d::%s.bloom", n, amq_schema);
 	find_clauses(sql, &where, &order_by);
 	initStringInfo(&buf);
 	appendBinaryStringInfo(&buf, sql, order_by);
-	appendStringInfo(
-	    &buf, "%s(((%s IS NULL) OR CASE WHEN %s THEN %s.%s(%s, %s%s) ELSE true END))",
-	    where >= 0 ? " AND " : " WHERE ", value, target->type_check_sql, amq_schema,
-	    amq_jf_shards_judge() ? AMQ_JF_SHARD_PROBE : "bloom_contains", value,
-	    target->column_sql, target->text ? "::pg_catalog.text COLLATE pg_catalog.\"C\"" : "");
+	appendStringInfo(&buf,
+			 "%s((($%d::pg_catalog.bytea IS NULL) OR CASE WHEN %s THEN "
+			 "%s.%s($%d::pg_catalog.bytea::%s.bloom, %s%s) ELSE true END))",
+			 where >= 0 ? " AND " : " WHERE ", n, target->type_check_sql, amq_schema,
+			 amq_jf_shards_judge() ? AMQ_JF_SHARD_PROBE : "bloom_contains", n,
+			 amq_schema, target->column_sql,
+			 target->text ? "::pg_catalog.text COLLATE pg_catalog.\"C\"" : "");
 	if (params->set >= 0) {
 		char *set =
 		    psprintf("$%d::%s[]",

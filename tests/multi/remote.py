@@ -69,15 +69,15 @@ PROBE = "amq_join_filter_probe"
 
 def remote_filter(column):
     """The condition the interface adds to a scan's Remote SQL for column (a
-    regular expression): ((($N::S.bloom IS NULL) OR CASE WHEN (the remote
-    column's type hashes as the local one's) THEN S.amq_join_filter_probe(
-    $N::S.bloom, column) ELSE true END)), amq's schema here being public,
-    every name of the type check schema-qualified."""
-    return re.compile(r"\(\(\(\$(\d+)::public\.bloom IS NULL\) OR CASE WHEN \(SELECT a\.atttypid "
+    regular expression): ((($N::pg_catalog.bytea IS NULL) OR CASE WHEN (the
+    remote column's type hashes as the local one's) THEN S.amq_join_filter_probe(
+    $N::pg_catalog.bytea::S.bloom, column) ELSE true END)), amq's schema here
+    being public, every name of the type check schema-qualified."""
+    return re.compile(r"\(\(\(\$(\d+)::pg_catalog\.bytea IS NULL\) OR CASE WHEN \(SELECT a\.atttypid "
                       r"OPERATOR\(pg_catalog\.=\) ANY \(ARRAY\[('pg_catalog\.\w+'::pg_catalog\.regtype"
                       r"(, )?)+\]\) FROM pg_catalog\.pg_attribute a WHERE a\.attrelid "
                       r"OPERATOR\(pg_catalog\.=\) pg_catalog\.to_regclass\('[^']+'\) AND a\.attname "
-                      r"OPERATOR\(pg_catalog\.=\) '[^']+'\) THEN public\.amq_join_filter_probe\(\$\1::public\.bloom, "
+                      r"OPERATOR\(pg_catalog\.=\) '[^']+'\) THEN public\.amq_join_filter_probe\(\$\1::pg_catalog\.bytea::public\.bloom, "
                       + re.escape(column) + r"\) ELSE true END\)\)")
 
 
