@@ -141,7 +141,7 @@ static amq_sql_sizing ship_sizing(void)
 
 /* The bytes a key takes in a filter sized as ship_sizing() sizes it, from a
  * filter of a million keys; 0 if it cannot be sized. The sizing never
- * changes, and it searches the blocked layout's block counts (a few hundred
+ * changes, and it searches the blocked layout's block counts (tens of
  * microseconds, more than a small build takes), so a backend computes it
  * once. */
 static double bytes_per_key(void)
