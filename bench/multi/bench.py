@@ -353,17 +353,26 @@ def fresh_shard_cost(runs, off, on, old):
         args = f"({', '.join(values)})" if values else ""
         executes.append((case.label + (" (the filter off)" if case is off else ""),
                          f"EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) EXECUTE q{i}{args};"))
-    times = {label: [] for label, _ in executes}
+    shard_costs(f"## on one shard, every row matching: the shipped condition over its {rows:,} orders "
+                "(a custom plan, as postgres_fdw's)", runs,
+                [(label, "\n".join(setup + [execute])) for label, execute in executes], rows)
+
+
+def shard_costs(title, runs, statements, rows):
+    """Runs each (label, psql input ending in an EXPLAIN ANALYZE in JSON) of
+    statements on shard1 RUNS times, interleaved (every other round in
+    reverse order), and prints under title each one's median execution time
+    and its ns per row of rows over the first one's, the plain scan's."""
+    times = {label: [] for label, _ in statements}
     for round_ in range(runs):
-        for label, execute in executes if round_ % 2 == 0 else executes[::-1]:
-            lines = psql("shard1", "\n".join(setup + [execute]))
+        for label, sql in statements if round_ % 2 == 0 else statements[::-1]:
+            lines = psql("shard1", sql)
             times[label].append(json.loads("\n".join(lines[lines.index("["):]))[0]["Execution Time"])
-    base = statistics.median(times[executes[0][0]])
-    print(f"## on one shard, every row matching: the shipped condition over its {rows:,} orders "
-          "(a custom plan, as postgres_fdw's)")
+    base = statistics.median(times[statements[0][0]])
+    print(title)
     print("| shard query (Remote SQL of) | ms (median) | ns per row over the plain scan |")
     print("|---|---:|---:|")
-    for label, _ in executes:
+    for label, _ in statements:
         t = statistics.median(times[label])
         print(f"| {label} | {t:.0f} | {(t - base) * 1e6 / rows:.1f} |")
     print()
@@ -391,19 +400,9 @@ def shard_cost(runs, plain, hand, auto):
                         sql.replace("$1::pg_catalog.bytea::public.bloom", "(SELECT f FROM public.probe_filter)")
                         .replace("$1::pg_catalog.bytea IS NULL", "(SELECT f FROM public.probe_filter) IS NULL")
                         .replace("$1::public.bloom", "(SELECT f FROM public.probe_filter)") + ") s"))
-    times = {label: [] for label, _ in queries}
-    for round_ in range(runs):
-        for label, query in queries if round_ % 2 == 0 else queries[::-1]:
-            lines = psql("shard1", f"{SERIAL} EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) {query};")
-            times[label].append(json.loads("\n".join(lines))[0]["Execution Time"])
-    base = statistics.median(times[plain.label])
-    print(f"## on one shard: the shipped condition over its {rows:,} orders")
-    print("| shard query (Remote SQL of) | ms (median) | ns per row over the plain scan |")
-    print("|---|---:|---:|")
-    for label, _ in queries:
-        t = statistics.median(times[label])
-        print(f"| {label} | {t:.0f} | {(t - base) * 1e6 / rows:.1f} |")
-    print()
+    shard_costs(f"## on one shard: the shipped condition over its {rows:,} orders", runs,
+                [(label, f"{SERIAL} EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) {query};")
+                 for label, query in queries], rows)
 
 
 def key_sets(runs, sizes):
