@@ -20,6 +20,8 @@
 #include "joinfilter/judge.h"
 #include "joinfilter/settings.h"
 
+/* amq_join_filter_probe(filter, value): true unprobed while this call site's
+ * judge is off, else bloom_contains's answer, counted in the judge's window. */
 AMQ_PG_FUNCTION(amq_pg_join_filter_probe);
 Datum amq_pg_join_filter_probe(PG_FUNCTION_ARGS)
 {
