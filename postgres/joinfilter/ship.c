@@ -67,6 +67,13 @@ static ParamExecData *ship_param(amq_jf_build_state *state, int paramid)
 	return &state->css.ss.ps.state->es_param_exec_vals[paramid];
 }
 
+/* Sets r's parameter paramid to value (NULL when isnull). */
+static void set_param(amq_jf_build_state *state, int paramid, Datum value, bool isnull)
+{
+	ship_param(state, paramid)->value = isnull ? (Datum)0 : value;
+	ship_param(state, paramid)->isnull = isnull;
+}
+
 /* Sets r's parameters (those it has, its scans' skip parameters too) to
  * NULL. */
 static void clear_params(amq_jf_build_state *state, amq_jf_remote *r)
@@ -74,22 +81,11 @@ static void clear_params(amq_jf_build_state *state, amq_jf_remote *r)
 	int ids[] = {r->params.bloom, r->params.set, r->params.lo, r->params.hi};
 
 	for (size_t i = 0; i < lengthof(ids); i++)
-		if (ids[i] >= 0) {
-			ship_param(state, ids[i])->value = (Datum)0;
-			ship_param(state, ids[i])->isnull = true;
-		}
+		if (ids[i] >= 0)
+			set_param(state, ids[i], (Datum)0, true);
 	for (int s = 0; s < r->nscans; s++)
-		if (r->skip_params[s] >= 0) {
-			ship_param(state, r->skip_params[s])->value = (Datum)0;
-			ship_param(state, r->skip_params[s])->isnull = true;
-		}
-}
-
-/* Sets r's parameter paramid to value (NULL when isnull). */
-static void set_param(amq_jf_build_state *state, int paramid, Datum value, bool isnull)
-{
-	ship_param(state, paramid)->value = isnull ? (Datum)0 : value;
-	ship_param(state, paramid)->isnull = isnull;
+		if (r->skip_params[s] >= 0)
+			set_param(state, r->skip_params[s], (Datum)0, true);
 }
 
 /* See joinfilter/remote.h. exprs: the first remote key in custom_exprs. */
