@@ -28,20 +28,23 @@
  * and the sizing search, which evaluates the rate for many loads, reuses it.
  */
 
-/* e(S) for each of the 2^k sets S of k query bits, into exponents. */
+/* e(S) for each of the 2^k sets S of k query bits, into exponents: c_d(S)
+ * is the count of S's words among those an item starting at d reaches. */
 static void blocked_exponents(uint32_t k, double *exponents)
 {
 	double miss[AMQ_BLOOM_BLOCKED_MAX_HASHES + 1]; /* (63/64)^c */
+	unsigned reach[8]; /* query words t with (t - d) mod 8 < k, as bits */
 	for (unsigned c = 0; c <= k; c++)
 		miss[c] = pow(63.0 / 64.0, (double)c);
+	for (unsigned d = 0; d < 8; d++) {
+		reach[d] = 0;
+		for (unsigned t = 0; t < k; t++)
+			reach[d] |= (unsigned)(((t - d) & 7) < k) << t;
+	}
 	for (unsigned set = 0; set < (1u << k); set++) {
 		double exponent = 0.0;
-		for (unsigned d = 0; d < 8; d++) {
-			unsigned touched = 0;
-			for (unsigned t = 0; t < k; t++)
-				touched += (set >> t & 1) && ((t - d) & 7) < k;
-			exponent += 1.0 - miss[touched];
-		}
+		for (unsigned d = 0; d < 8; d++)
+			exponent += 1.0 - miss[__builtin_popcount(set & reach[d])];
 		exponents[set] = exponent;
 	}
 }
