@@ -9,14 +9,17 @@
  * Keys are copied as they come, up to twice the set's limit; then they are
  * sorted by hash and deduplicated (equal hash and equal bytes), and a set
  * still past its limit, or past its bytes, is given up for this build. The
- * range goes on whatever the set does.
+ * range goes on whatever the set does; the coordinator's statistics of a
+ * table's key column tell what share of its rows the range holds.
  */
 #include "postgres.h"
 
+#include "catalog/pg_statistic.h"
 #include "miscadmin.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 #include "utils/typcache.h"
 
 #include "joinfilter/nodes.h"
@@ -210,4 +213,49 @@ ArrayType *amq_jf_key_set_array(amq_jf_key_set *set)
 				set->typalign);
 	MemoryContextSwitchTo(old);
 	return array;
+}
+
+/* Whether value lies in set's range. */
+static bool in_range(const amq_jf_key_set *set, Datum value)
+{
+	return DatumGetInt32(FunctionCall2Coll(set->cmp, InvalidOid, value, set->lo)) >= 0 &&
+	       DatumGetInt32(FunctionCall2Coll(set->cmp, InvalidOid, value, set->hi)) <= 0;
+}
+
+double amq_jf_key_set_range_share(const amq_jf_key_set *set, Oid relid, AttrNumber column)
+{
+	HeapTuple tuple;
+	AttStatsSlot mcv, histogram;
+	double share = 0.0, rest;
+
+	if (!set->ranged || set->cmp == NULL ||
+	    getBaseType(get_atttype(relid, column)) != set->type)
+		return -1.0;
+	tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid), Int16GetDatum(column),
+				BoolGetDatum(false));
+	if (!HeapTupleIsValid(tuple))
+		return -1.0;
+	rest = 1.0 - ((Form_pg_statistic)GETSTRUCT(tuple))->stanullfrac;
+	if (get_attstatsslot(&mcv, tuple, STATISTIC_KIND_MCV, InvalidOid,
+			     ATTSTATSSLOT_VALUES | ATTSTATSSLOT_NUMBERS)) {
+		for (int i = 0; i < mcv.nvalues && i < mcv.nnumbers; i++) {
+			if (in_range(set, mcv.values[i]))
+				share += mcv.numbers[i];
+			rest -= mcv.numbers[i];
+		}
+		free_attstatsslot(&mcv);
+	}
+	/* The histogram's bounds divide the other rows into equal shares. */
+	if (get_attstatsslot(&histogram, tuple, STATISTIC_KIND_HISTOGRAM, InvalidOid,
+			     ATTSTATSSLOT_VALUES)) {
+		int inside = 0;
+
+		for (int i = 0; i < histogram.nvalues; i++)
+			inside += in_range(set, histogram.values[i]);
+		if (histogram.nvalues > 0)
+			share += Max(rest, 0.0) * inside / histogram.nvalues;
+		free_attstatsslot(&histogram);
+	}
+	ReleaseSysCache(tuple);
+	return share;
 }

@@ -71,16 +71,20 @@ typedef struct amq_jf_remote_params {
 } amq_jf_remote_params;
 
 /* A remote filter of a builder node: its executor parameters, the
- * plan_node_ids of the postgres_fdw scans it goes to and their EXPLAIN
- * labels ("table as $n"), and, for an asynchronous scan of a partition by
- * the key, its skip parameter (a boolean: true scans nothing) and the
- * partition's constraint on the key (-1 and NULL for the others). */
+ * plan_node_ids of the postgres_fdw scans it goes to, their EXPLAIN labels
+ * ("table as $n"), their foreign tables and key columns (whose statistics
+ * tell whether the range is worth sending), and, for an asynchronous scan
+ * of a partition by the key, its skip parameter (a boolean: true scans
+ * nothing) and the partition's constraint on the key (-1 and NULL for the
+ * others). */
 typedef struct amq_jf_remote_plan {
 	int id;
 	amq_jf_remote_params params;
 	int nscans;
 	int *scan_ids;
 	char **labels;
+	Oid *relids;
+	AttrNumber *columns;
 	int *skip_params;
 	Node **partition_quals;
 } amq_jf_remote_plan;
@@ -147,6 +151,11 @@ bool amq_jf_key_set_seal(amq_jf_key_set *set);
 /* The set as an array in its own memory (valid until it is cleared), or
  * NULL when the build gave it up. */
 ArrayType *amq_jf_key_set_array(amq_jf_key_set *set);
+/* The share of the rows of table relid whose column (of the keys' type) lies
+ * in set's range, by the coordinator's statistics (most common values and
+ * histogram); -1 when set has no range, the column has no statistics or
+ * another type. */
+double amq_jf_key_set_range_share(const amq_jf_key_set *set, Oid relid, AttrNumber column);
 
 /*
  * Whether a partition can hold any key of a finished build
@@ -209,6 +218,8 @@ typedef struct amq_jf_remote {
 	int *scan_ids;		       /* the scans' plan_node_ids */
 	PlanState **scans;	       /* their states, set by the ExecutorStart hook */
 	List *labels;		       /* String: "table as $n", per scan */
+	Oid *relids;		       /* per scan: its foreign table */
+	AttrNumber *columns;	       /* per scan: the key's column there */
 	amq_builder builder;	       /* collects the current build's hashes */
 	uint64 max_keys;	       /* distinct keys within the memory settings */
 	const char *limit;	       /* the setting that sets max_keys, for EXPLAIN */

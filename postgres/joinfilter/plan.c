@@ -608,6 +608,8 @@ static List *ship_clause(HashJoin *hj, int clause, double pass, List **exprs, Li
 	List *shipped = NIL;
 	List *scan_ids = NIL;
 	List *labels = NIL;
+	List *relids = NIL;
+	List *columns = NIL;
 	List *quals = NIL;
 	amq_jf_remote_plan *rf;
 	ListCell *lc;
@@ -631,6 +633,8 @@ static List *ship_clause(HashJoin *hj, int clause, double pass, List **exprs, Li
 		shipped = lappend(shipped, target.scan);
 		scan_ids = lappend_int(scan_ids, target.scan->scan.plan.plan_node_id);
 		labels = lappend(labels, psprintf("%s as $%d", target.label, n));
+		relids = lappend_oid(relids, target.relid);
+		columns = lappend_int(columns, target.column);
 		/* A synchronous partition gets a local probe that may skip it
 		 * (drop_shipped); an asynchronous one, which no probe may sit
 		 * above, a skip parameter, when key values are sent. */
@@ -654,11 +658,15 @@ static List *ship_clause(HashJoin *hj, int clause, double pass, List **exprs, Li
 				   list_length(shipped),
 				   palloc(sizeof(int) * list_length(shipped)),
 				   palloc(sizeof(char *) * list_length(shipped)),
+				   palloc(sizeof(Oid) * list_length(shipped)),
+				   palloc(sizeof(AttrNumber) * list_length(shipped)),
 				   palloc(sizeof(int) * list_length(shipped)),
 				   palloc(sizeof(Node *) * list_length(shipped))};
 	for (int i = 0; i < rf->nscans; i++) {
 		rf->scan_ids[i] = list_nth_int(scan_ids, i);
 		rf->labels[i] = list_nth(labels, i);
+		rf->relids[i] = list_nth_oid(relids, i);
+		rf->columns[i] = (AttrNumber)list_nth_int(columns, i);
 		rf->partition_quals[i] = list_nth(quals, i);
 		rf->skip_params[i] = -1;
 		if (rf->partition_quals[i] != NULL) {

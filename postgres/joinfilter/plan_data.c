@@ -118,6 +118,8 @@ List *amq_jf_build_plan_write(const amq_jf_build_plan *plan)
 		for (int s = 0; s < rf->nscans; s++) {
 			out = lappend(out, makeInteger(rf->scan_ids[s]));
 			out = lappend(out, makeString(pstrdup(rf->labels[s])));
+			out = lappend(out, makeInteger((int)rf->relids[s]));
+			out = lappend(out, makeInteger(rf->columns[s]));
 			out = lappend(out, makeInteger(rf->skip_params[s]));
 			out = lappend(out, copyObject(rf->partition_quals[s]));
 		}
@@ -157,11 +159,15 @@ void amq_jf_build_plan_read(List *private, amq_jf_build_plan *plan)
 		rf->nscans = read_int(&r);
 		rf->scan_ids = palloc(sizeof(int) * rf->nscans);
 		rf->labels = palloc(sizeof(char *) * rf->nscans);
+		rf->relids = palloc(sizeof(Oid) * rf->nscans);
+		rf->columns = palloc(sizeof(AttrNumber) * rf->nscans);
 		rf->skip_params = palloc(sizeof(int) * rf->nscans);
 		rf->partition_quals = palloc(sizeof(Node *) * rf->nscans);
 		for (int s = 0; s < rf->nscans; s++) {
 			rf->scan_ids[s] = read_int(&r);
 			rf->labels[s] = strVal(read_node(&r));
+			rf->relids[s] = (Oid)read_int(&r);
+			rf->columns[s] = (AttrNumber)read_int(&r);
 			rf->skip_params[s] = read_int(&r);
 			rf->partition_quals[s] = read_node(&r);
 		}

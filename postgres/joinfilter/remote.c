@@ -4,7 +4,8 @@
  * and the edit that gives it one: a new executor parameter of type bloom in
  * the scan's parameter list, and the condition
  *     ((($n::pg_catalog.bytea IS NULL) OR CASE WHEN (SELECT a.atttypid
- *       OPERATOR(pg_catalog.=) ANY (ARRAY[T...]) FROM pg_catalog.pg_attribute a
+ *       OPERATOR(pg_catalog.=) ANY ('{T...}'::pg_catalog.oid[])
+ *       FROM pg_catalog.pg_attribute a
  *       WHERE a.attrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass('rel')
  *       AND a.attname OPERATOR(pg_catalog.=) 'col')
  *       THEN S.P($n::pg_catalog.bytea::S.bloom, col) ELSE true END))
@@ -28,13 +29,16 @@
  * raises, through an int4 cast of its message, where the remote column's
  * type is not one that compares as the local one: a bare column, which an
  * index can use, relies on postgres_fdw's assumption that the types match,
- * so where they do not the query fails instead of missing rows)
+ * so where they do not the query fails instead of missing rows; a number's
+ * set and range have no G, since every remote column that compares with a
+ * number compares by value)
  * added to its Remote SQL, where S is amq's schema here (postgres_fdw names
  * every shippable extension function with its local schema, so every server
  * needs amq in the same one), P the probe (amq_join_filter_probe, which
  * switches itself off on the shard where it does not pay, or bloom_contains
  * for shards older than amq 0.5.0: amq.join_filter_remote_shard_version)
- * and T the remote types that hash as the local column's type does. The
+ * and T the OIDs of the remote types that hash as the local column's type
+ * does (built-in types have the same OIDs on every server). The
  * builder of the hash join sets the parameter when its build completes
  * (joinfilter/build.c); until then, or when the filter grew too large, it is
  * NULL and the shard's planner folds the condition away. A build sends
@@ -144,22 +148,23 @@ static portable_group group_of_type(Oid type)
 	return PORTABLE_NONE;
 }
 
-/* The SQL array of group's types, as regtype constants:
- * ARRAY['pg_catalog.int2'::pg_catalog.regtype, ...]. */
+/* The SQL array of the OIDs of group's types: '{21,23,20,1700}'::pg_catalog.oid[].
+ * Built-in types keep their OIDs on every server and release; an OID is read
+ * without the parser that a type's name would need (once per type, on every
+ * statement the shard parses). */
 static char *group_types_sql(portable_group group)
 {
 	StringInfoData buf;
 	const char *sep = "";
 
 	initStringInfo(&buf);
-	appendStringInfoString(&buf, "ARRAY[");
+	appendStringInfoString(&buf, "'{");
 	for (size_t i = 0; i < lengthof(portable_types); i++)
 		if (portable_types[i].group == group) {
-			appendStringInfo(&buf, "%s'%s'::pg_catalog.regtype", sep,
-					 portable_types[i].name);
-			sep = ", ";
+			appendStringInfo(&buf, "%s%u", sep, portable_types[i].type);
+			sep = ",";
 		}
-	appendStringInfoChar(&buf, ']');
+	appendStringInfoString(&buf, "}'::pg_catalog.oid[]");
 	return buf.data;
 }
 
@@ -260,6 +265,37 @@ static AttrNumber scan_column(ForeignScan *scan, AttrNumber attno)
 	return var->varattno;
 }
 
+/*
+ * The exact set and the range compare the bare column, as postgres_fdw's own
+ * conditions do, so that an index can serve them: the check that a remote
+ * column of group's types compares as the local one, true or an error (a
+ * char(n) behind a text raises instead of missing rows). NULL for a number,
+ * which needs none: a remote column that pg_catalog's operators compare with
+ * a number at all (an integer, numeric, float or oid) compares by value, and
+ * a value the coordinator reads back as a key compares equal to it there too.
+ */
+static char *guard_sql(portable_group group, const char *schema, const char *table,
+		       const char *column)
+{
+	const char *relation = quote_qualified_identifier(schema, table);
+
+	if (group == PORTABLE_NUMBER)
+		return NULL;
+	return psprintf(
+	    "(SELECT CASE WHEN pg_catalog.bool_and(a.atttypid OPERATOR(pg_catalog.=) ANY (%s))"
+	    " THEN true ELSE pg_catalog.concat(%s)::pg_catalog.int4 IS NULL END"
+	    " FROM pg_catalog.pg_attribute a"
+	    " WHERE a.attrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(%s)"
+	    " AND a.attname OPERATOR(pg_catalog.=) %s)",
+	    group_types_sql(group),
+	    quote_literal_cstr(psprintf(
+		"amq join filter: the remote column %s of %s does not have the type of its "
+		"foreign table's column; declare the foreign column with its remote type, or "
+		"SET amq.join_filter_remote_max_set_keys = 0",
+		quote_identifier(column), relation)),
+	    quote_literal_cstr(relation), quote_literal_cstr(column));
+}
+
 /* See joinfilter/remote.h. */
 bool amq_jf_remote_target(PlannedStmt *stmt, ForeignScan *scan, AttrNumber attno, bool selective,
 			  amq_jf_remote_scan *target)
@@ -298,6 +334,8 @@ bool amq_jf_remote_target(PlannedStmt *stmt, ForeignScan *scan, AttrNumber attno
 	if (remote_column == NULL)
 		remote_column = get_attname(rte->relid, column, false);
 	target->scan = scan;
+	target->relid = rte->relid;
+	target->column = column;
 	target->column_sql = pstrdup(quote_identifier(remote_column));
 	target->type_check_sql = psprintf(
 	    "(SELECT a.atttypid OPERATOR(pg_catalog.=) ANY (%s) FROM pg_catalog.pg_attribute a"
@@ -306,25 +344,7 @@ bool amq_jf_remote_target(PlannedStmt *stmt, ForeignScan *scan, AttrNumber attno
 	    group_types_sql(group),
 	    quote_literal_cstr(quote_qualified_identifier(remote_schema, remote_table)),
 	    quote_literal_cstr(remote_column));
-	/* The exact set and the range compare the bare column, as postgres_fdw's
-	 * own conditions do, so that an index can serve them: a remote column
-	 * that does not compare as the local one (a char(n) behind a text)
-	 * raises instead of missing rows. */
-	target->guard_sql = psprintf(
-	    "(SELECT CASE WHEN pg_catalog.bool_and(a.atttypid OPERATOR(pg_catalog.=) ANY (%s))"
-	    " THEN true ELSE pg_catalog.concat(%s)::pg_catalog.int4 IS NULL END"
-	    " FROM pg_catalog.pg_attribute a"
-	    " WHERE a.attrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(%s)"
-	    " AND a.attname OPERATOR(pg_catalog.=) %s)",
-	    group_types_sql(group),
-	    quote_literal_cstr(psprintf(
-		"amq join filter: the remote column %s of %s does not have the type of its "
-		"foreign table's column; declare the foreign column with its remote type, or "
-		"SET amq.join_filter_remote_max_set_keys = 0",
-		quote_identifier(remote_column),
-		quote_qualified_identifier(remote_schema, remote_table))),
-	    quote_literal_cstr(quote_qualified_identifier(remote_schema, remote_table)),
-	    quote_literal_cstr(remote_column));
+	target->guard_sql = guard_sql(group, remote_schema, remote_table, remote_column);
 	target->text = group == PORTABLE_TEXT;
 	target->label = quote_qualified_identifier(
 	    get_namespace_name(get_rel_namespace(rte->relid)), get_rel_name(rte->relid));
@@ -427,6 +447,7 @@ int amq_jf_remote_attach(PlannedStmt *stmt, const amq_jf_remote_scan *target,
 	ForeignScan *scan = target->scan;
 	const char *sql = strVal(linitial(scan->fdw_private));
 	const char *type = type_name(params->key_type);
+	const char *guard = target->guard_sql ? psprintf(" AND %s", target->guard_sql) : "";
 	int n, where, order_by;
 	StringInfoData buf;
 
@@ -446,9 +467,9 @@ int amq_jf_remote_attach(PlannedStmt *stmt, const amq_jf_remote_scan *target,
 		    psprintf("$%d::%s[]",
 			     add_param(scan, params->set, get_array_type(params->key_type)), type);
 
-		appendStringInfo(
-		    &buf, " AND ((%s IS NULL) OR (%s OPERATOR(pg_catalog.=) ANY (%s) AND %s))", set,
-		    target->column_sql, set, target->guard_sql);
+		appendStringInfo(&buf,
+				 " AND ((%s IS NULL) OR (%s OPERATOR(pg_catalog.=) ANY (%s)%s))",
+				 set, target->column_sql, set, guard);
 	}
 	if (params->lo >= 0) {
 		char *lo = psprintf("$%d::%s", add_param(scan, params->lo, params->key_type), type);
@@ -456,9 +477,8 @@ int amq_jf_remote_attach(PlannedStmt *stmt, const amq_jf_remote_scan *target,
 
 		appendStringInfo(&buf,
 				 " AND ((%s IS NULL) OR (%s OPERATOR(pg_catalog.>=) %s AND %s "
-				 "OPERATOR(pg_catalog.<=) %s AND %s))",
-				 lo, target->column_sql, lo, target->column_sql, hi,
-				 target->guard_sql);
+				 "OPERATOR(pg_catalog.<=) %s%s))",
+				 lo, target->column_sql, lo, target->column_sql, hi, guard);
 	}
 	appendStringInfoString(&buf, sql + order_by);
 	linitial(scan->fdw_private) = makeString(buf.data);

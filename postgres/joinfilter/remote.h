@@ -26,9 +26,12 @@ bool amq_jf_remote_key_ordered(Oid type);
  * SQL needs for it. */
 typedef struct amq_jf_remote_scan {
 	ForeignScan *scan;
+	Oid relid;	      /* the foreign table */
+	AttrNumber column;    /* the key's column there */
 	char *column_sql;     /* the key's remote column, quoted */
 	char *type_check_sql; /* whether the remote column hashes alike, SQL */
-	char *guard_sql;      /* true, or an error when it does not, SQL */
+	char *guard_sql;      /* true, or an error where it does not compare alike,
+			       * SQL; NULL for numbers, which always do */
 	bool text;	      /* probe col::text under COLLATE "C" */
 	char *label;	      /* the local table, for EXPLAIN */
 } amq_jf_remote_scan;

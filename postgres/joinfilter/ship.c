@@ -48,6 +48,8 @@ void amq_jf_ship_create(amq_jf_build_state *state, List *remote)
 		r->params = plan->params;
 		r->nscans = plan->nscans;
 		r->scan_ids = plan->scan_ids;
+		r->relids = plan->relids;
+		r->columns = plan->columns;
 		r->scans = palloc0(sizeof(PlanState *) * r->nscans);
 		r->skip_params = plan->skip_params;
 		r->gates = palloc0(sizeof(amq_jf_partition_gate *) * r->nscans);
@@ -294,16 +296,36 @@ static struct varlena *ship_finish(amq_jf_build_state *state, amq_jf_remote *r)
 }
 
 /*
+ * Whether r's range is worth sending: a range the coordinator's statistics
+ * expect to hold more than AMQ_JF_MAX_RUNTIME_PASS of the rows of every one
+ * of r's tables lets no shard skip much, and would cost each shard two
+ * comparisons a row on a sequential scan. Without statistics of one of them,
+ * it is sent: where it is narrow, an index or the partitions there can
+ * serve it.
+ */
+static bool range_worth_sending(const amq_jf_remote *r)
+{
+	for (int s = 0; s < r->nscans; s++) {
+		double share = amq_jf_key_set_range_share(&r->set, r->relids[s], r->columns[s]);
+
+		if (share < 0.0 || share <= AMQ_JF_MAX_RUNTIME_PASS)
+			return true;
+	}
+	return false;
+}
+
+/*
  * Sets r's parameters for its finished build: the exact set of its keys when
  * it has at most amq.join_filter_remote_max_set_keys of them (an empty one
  * for an empty inner side: the scans fetch nothing), which needs no Bloom
- * filter on top; otherwise the range of its keys (an ordered type) and the
- * Bloom filter, each when it has one.
+ * filter on top; otherwise the range of its keys (an ordered type, where it
+ * is worth sending) and the Bloom filter, each when it has one.
  */
 static void publish_one(amq_jf_build_state *state, amq_jf_remote *r)
 {
 	MemoryContext cxt = state->css.ss.ps.state->es_query_cxt;
 	ArrayType *set = r->params.set >= 0 ? amq_jf_key_set_array(&r->set) : NULL;
+	bool ranged;
 
 	clear_params(state, r);
 	if (set != NULL) {
@@ -322,13 +344,13 @@ static void publish_one(amq_jf_build_state *state, amq_jf_remote *r)
 	if (r->too_large)
 		r->size = 0;
 	set_param(state, r->params.bloom, PointerGetDatum(r->value), r->value == NULL);
-	if (r->params.lo >= 0 && r->set.ranged) {
+	ranged = r->params.lo >= 0 && r->set.ranged && range_worth_sending(r);
+	if (ranged) {
 		set_param(state, r->params.lo, r->set.lo, false);
 		set_param(state, r->params.hi, r->set.hi, false);
 	}
-	r->sent = r->params.lo >= 0 && r->set.ranged
-		      ? (r->value != NULL ? "range, Bloom filter" : "range")
-		      : (r->value != NULL ? "Bloom filter" : "nothing");
+	r->sent = ranged ? (r->value != NULL ? "range, Bloom filter" : "range")
+			 : (r->value != NULL ? "Bloom filter" : "nothing");
 }
 
 /* Sets the skip parameter of each of r's asynchronous partitions: true
