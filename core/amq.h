@@ -689,6 +689,12 @@ amq_status amq_builder_exceeds(amq_builder *b, uint64_t limit, bool *exceeds, am
  * more. A fully sorted set (a deserialized state's) with the same allocator
  * moves into b as a run in O(1); other hashes merge in linear time. */
 amq_status amq_builder_merge(amq_builder *b, amq_builder *other, amq_error *err);
+/* Changes the rate that a collecting builder without a capacity sizes its
+ * filter for when it finishes (the size is decided then, for the distinct
+ * hashes): a caller that knows, before the finish, how many rows it added
+ * may spend more bytes on fewer false positives. AMQ_INVALID_ARGUMENT for
+ * any other builder, and amq_check_fpr's errors. */
+amq_status amq_builder_set_fpr(amq_builder *b, double fpr, amq_error *err);
 /* A sealed filter (allocated with the builder's result allocator, owned by
  * the caller). The builder stays valid and can be freed afterwards. Every builder
  * call that sorts, counts or inserts polls the allocator's interrupt check;

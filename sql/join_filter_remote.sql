@@ -184,6 +184,18 @@ SELECT * FROM pg_temp.states('SELECT count(*) FROM fact f JOIN dim_big d ON f.k 
 SELECT count(*) FROM fact f JOIN dim_big d ON f.k = d.k;
 RESET amq.join_filter_remote_max_memory;
 SELECT * FROM pg_temp.states('SELECT count(*) FROM fact f JOIN dim_big d ON f.k = d.k');
+-- The filter sent has the lowest rate of 0.0001, 0.001 and 0.01 whose filter
+-- of the build's rows fits amq.join_filter_remote_max_memory: the bytes of
+-- bloom_agg(k, 0.0001) above, of bloom_agg(k, 0.001) within 5kB, of
+-- bloom_agg(k) within 3kB.
+SELECT length(bloom_agg(k, 0.0001)::bytea) AS "0.0001", length(bloom_agg(k, 0.001)::bytea) AS "0.001",
+       length(bloom_agg(k)::bytea) AS "0.01"
+FROM dim_big;
+SET amq.join_filter_remote_max_memory = '5kB';
+SELECT * FROM pg_temp.states('SELECT count(*) FROM fact f JOIN dim_big d ON f.k = d.k');
+SET amq.join_filter_remote_max_memory = '3kB';
+SELECT * FROM pg_temp.states('SELECT count(*) FROM fact f JOIN dim_big d ON f.k = d.k');
+RESET amq.join_filter_remote_max_memory;
 -- Nor one whose keys would take more than the join's own hash table may
 -- while they are collected (work_mem times hash_mem_multiplier: 64kB holds
 -- 512 keys at 128 bytes each), whatever amq.join_filter_remote_max_memory.

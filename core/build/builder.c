@@ -75,6 +75,18 @@ amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, do
 	return st;
 }
 
+amq_status amq_builder_set_fpr(amq_builder *b, double fpr, amq_error *err)
+{
+	if (b->streaming || b->capacity != 0)
+		return amq_fail(err, AMQ_INVALID_ARGUMENT, "set the rate when the builder is made",
+				"only a builder that sizes its filter at its finish can change its "
+				"fpr");
+	amq_status st = amq_check_fpr(fpr, err);
+	if (st == AMQ_OK)
+		b->fpr = fpr;
+	return st;
+}
+
 void amq_builder_limit_state(amq_builder *b, uint64_t max_bytes)
 {
 	b->state_max = max_bytes;

@@ -5,7 +5,9 @@
  * SQL). Each is built from the same inner rows as the local filters, with
  * amq's portable hashing so that the shard's bloom_contains agrees: the
  * builder collects the hashes and sizes the filter for the distinct ones, as
- * bloom_agg(key) does, which makes it the filter bloom_agg(key) would build.
+ * bloom_agg(key, fpr) does, which makes it the filter bloom_agg(key, fpr)
+ * would build, fpr the lowest of ship_fprs whose filter of the build's rows
+ * fits amq.join_filter_remote_max_memory.
  *
  * The parameter is NULL until a build completes, and NULL again from a
  * rebuild's start; a filter larger than amq.join_filter_remote_max_memory,
@@ -128,13 +130,46 @@ void amq_jf_ship_link(amq_jf_build_state *state, List *scans)
 	}
 }
 
-/* How every remote filter is sized: as bloom_agg(key) sizes its filter. */
+/*
+ * The rates a remote filter may have, lowest first. Every false positive
+ * costs a shard row sent, converted and probed again here: a microsecond or
+ * more, where the filter's bytes cost nanoseconds each, once per scan. So a
+ * build takes the lowest rate whose filter of its rows fits
+ * amq.join_filter_remote_max_memory (10,000 keys: 12 KB at 1%, 29 KB at
+ * 0.01%); the last, bloom_agg's default, bounds how many keys a build
+ * collects.
+ */
+static const double ship_fprs[] = {0.0001, 0.001, AMQ_SQL_DEFAULT_FPR};
+
+/* How every remote filter is sized while it collects: as bloom_agg(key)
+ * sizes its filter; ship_finish may lower the rate. */
 static amq_sql_sizing ship_sizing(void)
 {
 	amq_sql_sizing sizing;
 
 	amq_sql_sizing_init(&sizing, AMQ_KIND_BLOOM);
 	return sizing;
+}
+
+/* Lowers the rate of r's finished build to the lowest of ship_fprs whose
+ * filter of every row the build added (an upper bound of its distinct keys)
+ * fits amq.join_filter_remote_max_memory. */
+static void lower_rate(amq_jf_remote *r)
+{
+	amq_sql_sizing sizing = ship_sizing();
+	uint64 rows = Max(r->builder.rows, 1);
+	amq_error err;
+
+	for (size_t i = 0; i + 1 < lengthof(ship_fprs); i++) {
+		size_t bytes;
+
+		if (amq_bloom_create_bytes(rows, ship_fprs[i], amq_sql_layout(&sizing), &bytes,
+					   &err) == AMQ_OK &&
+		    bytes <= (size_t)amq_jf_remote_max_kb * 1024) {
+			amq_pg_check(amq_builder_set_fpr(&r->builder, ship_fprs[i], &err), &err);
+			return;
+		}
+	}
 }
 
 /* The bytes a key takes in a filter sized as ship_sizing() sizes it, from a
@@ -273,6 +308,7 @@ static struct varlena *ship_finish(amq_jf_build_state *state, amq_jf_remote *r)
 		return NULL;
 	if (!r->building)
 		ship_start(state, r); /* an empty input */
+	lower_rate(r);
 	amq_pg_check(amq_builder_finish(&r->builder, &f, &err), &err);
 	amq_builder_free(&r->builder);
 	r->building = false;

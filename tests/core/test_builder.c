@@ -829,9 +829,47 @@ static void expected_rows_change_nothing(void)
 	}
 }
 
+/* A rate changed before the finish gives the filter a builder made with it
+ * gives; a builder whose filter exists already refuses, as does a bad rate. */
+static void rate_set_before_finish(void)
+{
+	amq_builder b, made;
+	amq_error err;
+	amq_filter f, want;
+	CHECK(amq_builder_init(&b, AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED, 0.01, 0, 0, A, &err) ==
+		  AMQ_OK,
+	      "init");
+	CHECK(amq_builder_init(&made, AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED, 0.0001, 0, 0, A, &err) ==
+		  AMQ_OK,
+	      "init");
+	for (size_t i = 0; i < 2 * N; i++) {
+		amq_builder_add(&b, row_hash(i), &err);
+		amq_builder_add(&made, row_hash(i), &err);
+	}
+	CHECK(amq_builder_set_fpr(&b, 0.0001, &err) == AMQ_OK, "set: %s", err.message);
+	CHECK(amq_builder_set_fpr(&b, 0.0, &err) == AMQ_INVALID_ARGUMENT, "rate 0 refused");
+	CHECK(amq_builder_finish(&b, &f, &err) == AMQ_OK, "finish: %s", err.message);
+	CHECK(amq_builder_finish(&made, &want, &err) == AMQ_OK, "finish: %s", err.message);
+	CHECK(f.size == want.size && memcmp(f.bytes, want.bytes, f.size) == 0,
+	      "a rate set before the finish: %zu bytes, made with it: %zu", f.size, want.size);
+	amq_filter_free(&f, A);
+	amq_filter_free(&want, A);
+	amq_builder_free(&b);
+	amq_builder_free(&made);
+	CHECK(amq_builder_init(&b, AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED, 0.01, 1000, 0, A, &err) ==
+		  AMQ_OK,
+	      "init");
+	CHECK(amq_builder_set_fpr(&b, 0.001, &err) == AMQ_INVALID_ARGUMENT &&
+		  strcmp(err.message, "only a builder that sizes its filter at its finish can "
+				      "change its fpr") == 0,
+	      "a streaming builder refuses: %s", err.message);
+	amq_builder_free(&b);
+}
+
 int main(void)
 {
 	expected_rows_change_nothing();
+	rate_set_before_finish();
 	order_and_split_independence();
 	many_parts_and_tree_merges();
 	duplicates_do_not_inflate();
