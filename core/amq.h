@@ -300,8 +300,9 @@ amq_status amq_check_fpr(double fpr, amq_error *err);
 /* capacity must be at least 1. */
 amq_status amq_check_capacity(int64_t capacity, amq_error *err);
 /* The layout a filter of this kind for this fpr gets when SQL names none:
- * blocked for Bloom filters (one cache line per probe); for cuckoo filters
- * the bucket size with the fewest bits per item (amq_cuckoo_default_layout). */
+ * blocked for Bloom filters (one cache line per probe); for cuckoo filters,
+ * of 'b2', 'b4' and 'b8', the one with the fewest bits per item, fingerprint
+ * bits / target load, at fpr ('b4' on a tie). */
 amq_layout amq_default_layout(amq_kind kind, double fpr);
 /* Parses a layout name of the given kind: 'blocked', 'classic', 'counting'
  * or 'scalable' for Bloom filters, 'b2', 'b4', 'b8' or 'semisorted' for
@@ -467,9 +468,6 @@ double amq_bloom_expected_fpr(const amq_filter *f);
 uint32_t amq_cuckoo_fingerprint_bits(amq_layout layout, double fpr);
 /* The load a layout is sized for: 0.84, 0.95 and 0.98 for b = 2, 4 and 8. */
 double amq_cuckoo_target_load(amq_layout layout);
-/* Of 'b2', 'b4' and 'b8', the one with the fewest bits per item,
- * fingerprint bits / target load, at fpr ('b4' on a tie). */
-amq_layout amq_cuckoo_default_layout(double fpr);
 /* Buckets and fingerprint bits for capacity items at fpr; AMQ_INVALID_ARGUMENT
  * when the layout's fingerprint for fpr is outside 4..32 bits, AMQ_TOO_LARGE
  * past the size limit. */

@@ -1,5 +1,7 @@
 /*
- * bloom.c - Bloom filter operations for both layouts.
+ * bloom.c - the Bloom layouts of one bit per cell, classic and blocked (the
+ * counting layout is in bloom_counting.c, scalable chains in
+ * bloom_scalable.c), and the public amq_bloom_* calls of every layout.
  *
  * Classic: the k bit positions of an item come from its one 64-bit hash by
  * enhanced double hashing (Dillinger & Manolios 2004, after Kirsch &
@@ -8,9 +10,9 @@
  * bit. A position equal to an earlier one of the same item moves on to the
  * next bit, so every item sets exactly k distinct bits (the sizing formulas
  * assume it). Blocked filters place their bits in bloom_blocked.c; union,
- * intersection, counts and estimates below serve both layouts, whose rows
- * end the file. The public amq_bloom_* calls of any layout dispatch through
- * the filter's row.
+ * intersection, counts and estimates below serve classic and blocked, whose
+ * rows end the file. The public amq_bloom_* calls of any layout dispatch
+ * through the filter's row.
  */
 #include "bloom/bloom_internal.h"
 

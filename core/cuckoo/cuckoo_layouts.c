@@ -169,11 +169,6 @@ static double default_cost(amq_layout layout, double fpr)
 	return bits / amq_cuckoo_target_load(layout);
 }
 
-amq_layout amq_cuckoo_default_layout(double fpr)
-{
-	return amq_default_layout(AMQ_KIND_CUCKOO, fpr);
-}
-
 amq_status amq_cuckoo_create(amq_filter *f, amq_layout layout, uint64_t capacity, double fpr,
 			     uint64_t seed, const amq_allocator *a, amq_error *err)
 {

@@ -457,8 +457,9 @@ static PyObject *filter_add_many(FilterObject *self, PyObject *values)
 		}
 		amq_bulk_free(&bulk);
 	} else {
-		/* A Bloom add cannot fail; growing a scalable chain can, out
-		 * of memory, and then the values before stay added. */
+		/* A classic, blocked or counting add cannot fail; a scalable
+		 * chain's growth can (out of memory, or past the links' or the
+		 * size limit), and then the values before stay added. */
 		note_families(&self->filter, families.filter.families);
 		for (size_t i = 0; st == AMQ_OK && i < h.n; i++)
 			st = amq_filter_add_to(&self->filter, h.hashes[i], A, &err);
