@@ -199,6 +199,10 @@ typedef struct amq_filter {
 /* Fills err (when not NULL) and returns status. printf-style message. */
 amq_status amq_fail(amq_error *err, amq_status status, const char *hint, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* The SQLSTATE of a status, five characters (the codes above; "XX000" for
+ * AMQ_OK, which is no error): PostgreSQL raises it, Python's amq.Error
+ * carries it, so both say one code for one failure. */
+const char *amq_status_sqlstate(amq_status status);
 
 /* ---- value hashing (hash.c, docs/HASHING.md) ---- */
 

@@ -1,6 +1,6 @@
 /*
- * error.c - filling an amq_error, and the malloc-based allocator. These are
- * the only two things every other core file leans on.
+ * error.c - filling an amq_error, its SQLSTATE, and the malloc-based
+ * allocator: what every other core file and both adapters lean on.
  */
 #include "amq.h"
 
@@ -20,6 +20,30 @@ amq_status amq_fail(amq_error *err, amq_status status, const char *hint, const c
 	va_end(ap);
 	snprintf(err->hint, sizeof(err->hint), "%s", hint ? hint : "");
 	return status;
+}
+
+const char *amq_status_sqlstate(amq_status status)
+{
+	switch (status) {
+	case AMQ_INVALID_FILTER:
+		return "22P02"; /* invalid_text_representation */
+	case AMQ_INVALID_ARGUMENT:
+	case AMQ_WRONG_KIND:
+	case AMQ_INCOMPATIBLE:
+		return "22023"; /* invalid_parameter_value */
+	case AMQ_FILTER_FULL:
+	case AMQ_TOO_LARGE:
+		return "54000"; /* program_limit_exceeded */
+	case AMQ_NO_MEMORY:
+		return "53200"; /* out_of_memory */
+	case AMQ_INTERRUPTED:
+		return "57014"; /* query_canceled */
+	case AMQ_SPILL_FAILED:
+		return "58030"; /* io_error */
+	case AMQ_OK:
+		break;
+	}
+	return "XX000"; /* internal_error */
 }
 
 /* aligned_alloc/free behind the amq_allocator hook; ctx is unused. Cache-line

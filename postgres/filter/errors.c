@@ -13,29 +13,12 @@
 
 #include "filter/filter.h"
 
-/* SQLSTATE of each core status (the mapping both adapters document). */
+/* The SQLSTATE of a core status (core's one map, amq_status_sqlstate). */
 static int status_sqlstate(amq_status status)
 {
-	switch (status) {
-	case AMQ_INVALID_FILTER:
-		return ERRCODE_INVALID_TEXT_REPRESENTATION; /* 22P02 */
-	case AMQ_INVALID_ARGUMENT:
-	case AMQ_WRONG_KIND:
-	case AMQ_INCOMPATIBLE:
-		return ERRCODE_INVALID_PARAMETER_VALUE; /* 22023 */
-	case AMQ_FILTER_FULL:
-	case AMQ_TOO_LARGE:
-		return ERRCODE_PROGRAM_LIMIT_EXCEEDED; /* 54000 */
-	case AMQ_NO_MEMORY:
-		return ERRCODE_OUT_OF_MEMORY; /* 53200 */
-	case AMQ_INTERRUPTED:
-		return ERRCODE_QUERY_CANCELED; /* 57014 */
-	case AMQ_SPILL_FAILED:
-		return ERRCODE_IO_ERROR; /* 58030 */
-	case AMQ_OK:
-		break;
-	}
-	return ERRCODE_INTERNAL_ERROR;
+	const char *code = amq_status_sqlstate(status);
+
+	return MAKE_SQLSTATE(code[0], code[1], code[2], code[3], code[4]);
 }
 
 void amq_pg_raise(const amq_error *err)

@@ -14,31 +14,6 @@
 
 PyObject *amq_py_error;
 
-/* The SQLSTATE PostgreSQL reports for a core status (postgres/filter/errors.c). */
-static const char *status_sqlstate(amq_status status)
-{
-	switch (status) {
-	case AMQ_INVALID_FILTER:
-		return "22P02";
-	case AMQ_INVALID_ARGUMENT:
-	case AMQ_WRONG_KIND:
-	case AMQ_INCOMPATIBLE:
-		return "22023";
-	case AMQ_FILTER_FULL:
-	case AMQ_TOO_LARGE:
-		return "54000";
-	case AMQ_NO_MEMORY:
-		return "53200";
-	case AMQ_INTERRUPTED:
-		return "57014";
-	case AMQ_SPILL_FAILED:
-		return "58030";
-	case AMQ_OK:
-		break;
-	}
-	return "XX000";
-}
-
 /*
  * The hints core gives in SQL's terms (SQL functions to call, a statement
  * that changes nothing), each with the advice Python gives instead: the
@@ -177,7 +152,7 @@ PyObject *amq_py_raise(const amq_error *err)
 		return NULL;
 	PyObject *message = PyUnicode_FromString(err->message);
 	PyObject *hint = PyUnicode_FromString(advice);
-	PyObject *state = PyUnicode_FromString(status_sqlstate(err->status));
+	PyObject *state = PyUnicode_FromString(amq_status_sqlstate(err->status));
 	if (message != NULL && hint != NULL && state != NULL &&
 	    PyObject_SetAttrString(exc, "message", message) == 0 &&
 	    PyObject_SetAttrString(exc, "hint", hint) == 0 &&

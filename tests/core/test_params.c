@@ -1,7 +1,8 @@
 /*
  * test_params.c - the argument checks both adapters share: the layout names
- * each kind accepts, each kind's default layout, and the exact words of
- * every refusal (the adapters show them unchanged).
+ * each kind accepts, each kind's default layout, the exact words of every
+ * refusal (the adapters show them unchanged), and the SQLSTATE of each
+ * status (PostgreSQL raises it, Python's amq.Error carries it).
  */
 #include "amq.h"
 #include "check.h"
@@ -119,8 +120,28 @@ static void refused_layouts(void)
 	refused(AMQ_KIND_BLOOM, long_name, sizeof(long_name), message, bloom_hint);
 }
 
+/* Each status's SQLSTATE, as README's error table lists them. */
+static void sqlstates(void)
+{
+	static const struct {
+		amq_status status;
+		const char *code;
+	} WANT[] = {
+	    {AMQ_INVALID_ARGUMENT, "22023"}, {AMQ_INVALID_FILTER, "22P02"},
+	    {AMQ_WRONG_KIND, "22023"},	     {AMQ_INCOMPATIBLE, "22023"},
+	    {AMQ_FILTER_FULL, "54000"},	     {AMQ_TOO_LARGE, "54000"},
+	    {AMQ_NO_MEMORY, "53200"},	     {AMQ_INTERRUPTED, "57014"},
+	    {AMQ_SPILL_FAILED, "58030"},     {AMQ_OK, "XX000"},
+	};
+	for (size_t i = 0; i < sizeof(WANT) / sizeof(WANT[0]); i++)
+		CHECK(strcmp(amq_status_sqlstate(WANT[i].status), WANT[i].code) == 0,
+		      "status %d: SQLSTATE %s, want %s", (int)WANT[i].status,
+		      amq_status_sqlstate(WANT[i].status), WANT[i].code);
+}
+
 int main(void)
 {
+	sqlstates();
 	accepted_layouts();
 	defaults();
 	refused_layouts();
