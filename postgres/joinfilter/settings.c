@@ -105,8 +105,9 @@ void amq_jf_init(void)
 	    &amq_jf_remote_enabled, true, PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable(
 	    "amq.join_filter_remote_max_memory", "Largest join filter sent to a remote server.",
-	    "A larger filter is not sent; it crosses the network as hex, twice its size, once "
-	    "per remote query, so it stays under half of the 1GB a value may take. Its keys are "
+	    "A filter goes at the lowest rate of 0.0001, 0.001 and 0.01 whose filter fits, and "
+	    "a larger one is not sent; it crosses the network as hex, twice its size, once per "
+	    "remote query, so it stays under half of the 1GB a value may take. Its keys are "
 	    "collected within work_mem times hash_mem_multiplier too.",
 	    &amq_jf_remote_max_kb, 4 * 1024, 1, AMQ_JF_REMOTE_MAX_KB, PGC_USERSET, GUC_UNIT_KB,
 	    NULL, NULL, NULL);
