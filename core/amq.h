@@ -361,6 +361,10 @@ const char *amq_kind_name(amq_kind kind);
  * variant has that kind: the SQL layer names kinds, the registry numbers
  * them. */
 amq_kind amq_kind_named(const char *name);
+/* The SQL name of the i-th layout of kind, in the registry's order
+ * ("classic", "blocked", "counting", "scalable" for bloom), or NULL past its
+ * last: the layouts a caller lists (Python's amq.LAYOUTS) follow the registry. */
+const char *amq_kind_layout_at(amq_kind kind, size_t i);
 /* The newest format version this build reads and writes (docs/FORMAT.md):
  * AMQ_FAMILIES_FORMAT_VERSION, or a variant's first version if higher. */
 unsigned amq_format_version(void);

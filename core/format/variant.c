@@ -79,6 +79,14 @@ amq_kind amq_kind_named(const char *name)
 	return (amq_kind)0;
 }
 
+const char *amq_kind_layout_at(amq_kind kind, size_t i)
+{
+	for (size_t r = 0; r < amq_variant_count(); r++)
+		if (rows[r]->kind == kind && i-- == 0)
+			return rows[r]->layout_name;
+	return NULL;
+}
+
 unsigned amq_format_version(void)
 {
 	unsigned newest = AMQ_FAMILIES_FORMAT_VERSION;

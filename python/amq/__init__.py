@@ -24,7 +24,8 @@ SQL's NULL everywhere: the builders and add_many skip it, contains, count and
 hash return None, ``None in f`` is False, contains_many gives None in its place,
 and add, delete and add_unique change nothing, as the SQL functions answer NULL.
 ``amq.psycopg.register(conn)`` maps PostgreSQL's bloom and cuckoo types to
-Filter.
+Filter. ``KINDS`` names the filter kinds SQL has, ``("bloom", "cuckoo")``, and
+``LAYOUTS`` each kind's layouts; ``__version__`` is the core's version.
 """
 
 # The namespace is the public API (__all__), dunders and private names, and
@@ -38,12 +39,13 @@ from os.path import join as _join
 from sqlite3 import Connection as _Connection
 
 from . import _amq
-from ._amq import Error, Filter, bloom, cuckoo, hash
+from ._amq import KINDS, LAYOUTS, Error, Filter, bloom, cuckoo, hash
 from ._amq import core_version as _core_version
 
 del _amq
 
-__all__ = ["Error", "Filter", "bloom", "cuckoo", "hash", "load", "loadable_path", "__version__"]
+__all__ = ["KINDS", "LAYOUTS", "Error", "Filter", "bloom", "cuckoo", "hash", "load", "loadable_path",
+           "__version__"]
 
 __version__: str = _core_version
 

@@ -3,7 +3,8 @@
 import datetime
 import decimal
 import uuid
-from typing import Any, Callable, Dict, Iterable, List, Literal, Optional, Tuple, Union, overload
+from typing import (Any, Callable, Dict, Iterable, List, Literal, Mapping, Optional, Tuple, Union,
+                    overload)
 
 from _typeshed import ReadableBuffer
 from typing_extensions import Self
@@ -24,6 +25,13 @@ Value = Union[int, float, str, bytes, bytearray, memoryview, decimal.Decimal, uu
 # the filter unchanged), delete and add_unique returning False.
 
 core_version: str
+# The filter kinds SQL has (core/sql/function_list.h's AMQ_SQL_TYPE rows), in
+# its order: ("bloom", "cuckoo"). Filter.kind is one of them.
+KINDS: Tuple[str, ...]
+# Each kind's layouts, in the order of core's variant registry (read-only):
+# {"bloom": ("classic", "blocked", "counting", "scalable"),
+#  "cuckoo": ("b4", "b2", "b8", "semisorted")}.
+LAYOUTS: Mapping[str, Tuple[str, ...]]
 
 class Error(ValueError):
     """A filter, argument or operation SQL would refuse, with SQL's words: str(e) is
@@ -37,7 +45,7 @@ class Filter:
     """A Bloom or cuckoo filter on the bytes either engine writes."""
     def __init__(self, data: ReadableBuffer) -> None: ...
     @property
-    def kind(self) -> Literal["bloom", "cuckoo"]: ...
+    def kind(self) -> str: ...
     @property
     def layout(self) -> str: ...
     @property

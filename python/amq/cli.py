@@ -26,7 +26,9 @@ import tempfile
 import time
 from typing import IO, Callable, Iterator, List, Optional, Sequence
 
-from . import Error, Filter, bloom, cuckoo
+import amq
+
+from . import KINDS, LAYOUTS, Error, Filter
 
 TYPES = ("int", "real", "text", "blob")
 # Inputs at least this large get a progress line on a terminal.
@@ -271,7 +273,7 @@ def write_filter(f: Filter, out: Optional[str]) -> None:
 
 def cmd_build(args: argparse.Namespace) -> int:
     """Builds a filter from keys, one a line, with bloom_agg's or cuckoo_agg's bytes."""
-    build: Callable[..., Filter] = bloom if args.kind == "bloom" else cuckoo
+    build: Callable[..., Filter] = getattr(amq, args.kind)
     inputs = args.input or ["-"]
 
     names = ["stdin" if path == "-" else path for path in inputs]
@@ -386,15 +388,15 @@ def parser() -> argparse.ArgumentParser:
                 "the bytes are bloom_agg's (cuckoo_agg's) over the same values, with the "
                 "values typed as --type says.")
     b.add_argument("input", nargs="*", help="files of keys (default: stdin; - is stdin)")
-    b.add_argument("--kind", choices=("bloom", "cuckoo"), default="bloom",
+    b.add_argument("--kind", choices=KINDS, default="bloom",
                    help="filter kind (default bloom)")
     b.add_argument("--fpr", type=float, default=0.01,
                    help="false-positive rate (default 0.01)")
     b.add_argument("--capacity", type=int, default=None,
                    help="distinct keys the filter holds (default: sized for the keys given)")
     b.add_argument("--layout", default=None,
-                   help="bloom: blocked (default), classic, counting, scalable; "
-                   "cuckoo: b2, b4, b8, semisorted")
+                   help="; ".join(f"{kind}: {', '.join(names)}" for kind, names in LAYOUTS.items())
+                   + " (default: the kind's own for the fpr, as SQL's)")
     b.add_argument("--work-mem", type=int, default=None, metavar="BYTES",
                    help="memory the distinct keys may take while a filter without --capacity "
                    "is built (default 67108864, 64 MiB; at least 65536); past it they spill "

@@ -26,11 +26,9 @@ from psycopg.adapt import Dumper, Loader, PyFormat
 from psycopg.pq import Format
 from psycopg.types import TypeInfo
 
-from . import Filter, _error
+from . import KINDS, Filter, _error
 
 __all__ = ["register", "register_async"]
-
-KINDS = ("bloom", "cuckoo")
 
 # amq's schema in the connection's database; every name qualified, so that no
 # search_path can redirect the query.

@@ -567,6 +567,56 @@ static PyObject *module_cuckoo(PyObject *module, PyObject *args, PyObject *kwarg
 	return build(AMQ_KIND_CUCKOO, args, kwargs);
 }
 
+/* The filter kinds SQL has, in the function table's order (its AMQ_SQL_TYPE
+ * rows): amq.KINDS, which the package's lists of kinds follow. */
+#define AMQ_SQL_TYPE(kind) #kind,
+static const char *const sql_kinds[] = {
+#include "sql/function_list.h"
+};
+
+/* amq.LAYOUTS: for each kind of sql_kinds, the tuple of its layouts' names,
+ * in the registry's order, in a read-only mapping. */
+static PyObject *layouts_dict(void)
+{
+	PyObject *layouts = PyDict_New();
+	for (size_t k = 0; layouts != NULL && k < sizeof(sql_kinds) / sizeof(sql_kinds[0]); k++) {
+		amq_kind kind = amq_kind_named(sql_kinds[k]);
+		PyObject *names = PyList_New(0);
+		const char *name;
+		for (size_t i = 0; names != NULL && (name = amq_kind_layout_at(kind, i)) != NULL;
+		     i++) {
+			PyObject *s = PyUnicode_FromString(name);
+			if (s == NULL || PyList_Append(names, s) < 0)
+				Py_CLEAR(names);
+			Py_XDECREF(s);
+		}
+		PyObject *tuple = names != NULL ? PyList_AsTuple(names) : NULL;
+		Py_XDECREF(names);
+		if (tuple == NULL || PyDict_SetItemString(layouts, sql_kinds[k], tuple) < 0)
+			Py_CLEAR(layouts);
+		Py_XDECREF(tuple);
+	}
+	PyObject *proxy = layouts != NULL ? PyDictProxy_New(layouts) : NULL;
+	Py_XDECREF(layouts);
+	return proxy;
+}
+
+/* amq.KINDS, a tuple of sql_kinds. */
+static PyObject *kinds_tuple(void)
+{
+	size_t n = sizeof(sql_kinds) / sizeof(sql_kinds[0]);
+	PyObject *kinds = PyTuple_New((Py_ssize_t)n);
+	for (size_t i = 0; kinds != NULL && i < n; i++) {
+		PyObject *name = PyUnicode_FromString(sql_kinds[i]);
+		if (name == NULL) {
+			Py_CLEAR(kinds);
+			break;
+		}
+		PyTuple_SET_ITEM(kinds, (Py_ssize_t)i, name);
+	}
+	return kinds;
+}
+
 static PyMethodDef module_methods[] = {
     {"hash", (PyCFunction)module_hash, METH_O,
      "hash(value) -> int | None\n\nThe 64-bit hash SQL's amq_hash gives the equal SQL value "
@@ -636,6 +686,16 @@ PyMODINIT_FUNC PyInit__amq(void)
 	    PyModule_AddObject(m, "Filter", (PyObject *)&amq_py_filter_type) < 0 ||
 	    PyModule_AddStringConstant(m, "core_version", AMQ_VERSION) < 0)
 		goto fail;
+	PyObject *kinds = kinds_tuple();
+	if (kinds == NULL || PyModule_AddObject(m, "KINDS", kinds) < 0) {
+		Py_XDECREF(kinds);
+		goto fail;
+	}
+	PyObject *layouts = layouts_dict();
+	if (layouts == NULL || PyModule_AddObject(m, "LAYOUTS", layouts) < 0) {
+		Py_XDECREF(layouts);
+		goto fail;
+	}
 	return m;
 fail:
 	Py_DECREF(m);

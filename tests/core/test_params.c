@@ -1,8 +1,9 @@
 /*
  * test_params.c - the argument checks both adapters share: the layout names
  * each kind accepts, each kind's default layout, the exact words of every
- * refusal (the adapters show them unchanged), and the SQLSTATE of each
- * status (PostgreSQL raises it, Python's amq.Error carries it).
+ * refusal (the adapters show them unchanged), the SQLSTATE of each status
+ * (PostgreSQL raises it, Python's amq.Error carries it), and each kind's
+ * layouts in the registry's order (Python's amq.LAYOUTS).
  */
 #include "amq.h"
 #include "check.h"
@@ -139,9 +140,28 @@ static void sqlstates(void)
 		      amq_status_sqlstate(WANT[i].status), WANT[i].code);
 }
 
+/* Each kind's layouts in the registry's order, NULL past the last and for a
+ * kind the registry lacks. */
+static void kind_layouts(void)
+{
+	static const char *const bloom[] = {"classic", "blocked", "counting", "scalable"};
+	static const char *const cuckoo[] = {"b4", "b2", "b8", "semisorted"};
+	for (size_t i = 0; i < 4; i++) {
+		const char *b = amq_kind_layout_at(AMQ_KIND_BLOOM, i);
+		const char *c = amq_kind_layout_at(AMQ_KIND_CUCKOO, i);
+		CHECK(b != NULL && strcmp(b, bloom[i]) == 0, "bloom layout %zu: %s", i, b);
+		CHECK(c != NULL && strcmp(c, cuckoo[i]) == 0, "cuckoo layout %zu: %s", i, c);
+	}
+	CHECK(amq_kind_layout_at(AMQ_KIND_BLOOM, 4) == NULL &&
+		  amq_kind_layout_at(AMQ_KIND_CUCKOO, 4) == NULL &&
+		  amq_kind_layout_at((amq_kind)0, 0) == NULL,
+	      "no layout past a kind's last, none of an unknown kind");
+}
+
 int main(void)
 {
 	sqlstates();
+	kind_layouts();
 	accepted_layouts();
 	defaults();
 	refused_layouts();

@@ -23,6 +23,7 @@ import copy
 import datetime
 import decimal
 import json
+import operator
 import os
 import pickle
 import random
@@ -42,8 +43,10 @@ import amq
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from harness import Results  # noqa: E402
 
-BLOOM_LAYOUTS = ["blocked", "classic", "counting", "scalable"]
-CUCKOO_LAYOUTS = ["b2", "b4", "b8", "semisorted"]
+BLOOM_LAYOUTS = amq.LAYOUTS["bloom"]
+CUCKOO_LAYOUTS = amq.LAYOUTS["cuckoo"]
+# Each kind's builder (amq.bloom, amq.cuckoo, ...) with its layouts.
+BUILDERS = [(getattr(amq, kind), layouts) for kind, layouts in amq.LAYOUTS.items()]
 D = decimal.Decimal
 
 
@@ -146,8 +149,8 @@ def none_is_null(r):
 
     r.equal("amq.hash(None) is None, as amq_hash(NULL)",
             (amq.hash(None), con.execute("SELECT amq_hash(NULL)").fetchone()[0]), (None, None))
-    for kind, layouts in [("bloom", BLOOM_LAYOUTS), ("cuckoo", CUCKOO_LAYOUTS)]:
-        build = amq.bloom if kind == "bloom" else amq.cuckoo
+    for kind, layouts in amq.LAYOUTS.items():
+        build = getattr(amq, kind)
         for layout in layouts:
             name = f"{kind} {layout}"
             f = build(range(50), layout=layout)
@@ -619,7 +622,7 @@ def builders(r):
     values = list(range(-3000, 3000, 3)) + ["a", "b", 2.5, b"\x00"]
     shuffled = values[:]
     random.Random(1).shuffle(shuffled)
-    for build, layouts in [(amq.bloom, BLOOM_LAYOUTS), (amq.cuckoo, CUCKOO_LAYOUTS)]:
+    for build, layouts in BUILDERS:
         for layout in layouts:
             f = build(values, 0.01, None, layout)
             r.equal(f"{build.__name__} {layout}: same bytes in any order, from a generator, "
@@ -722,7 +725,7 @@ def spilling(r):
     keeps them in memory), over distinct, duplicate-heavy and mixed values.
     That the small builds do spill is seen in a temporary directory that
     cannot be used: work_mem 65536 fails there, the default does not."""
-    for build, layouts in ((amq.bloom, BLOOM_LAYOUTS), (amq.cuckoo, CUCKOO_LAYOUTS)):
+    for build, layouts in BUILDERS:
         for layout in layouts:
             for what, values in SPILL_VALUES.items():
                 want = build(values, layout=layout)
@@ -744,7 +747,7 @@ def spilling(r):
         message = f"could not create a temporary file in {bad}: Not a directory"
         hint = ("set TMPDIR (or tempfile.tempdir) to a writable directory, or pass a work_mem "
                 "large enough that nothing spills")
-        for build, layouts in ((amq.bloom, BLOOM_LAYOUTS), (amq.cuckoo, CUCKOO_LAYOUTS)):
+        for build, layouts in BUILDERS:
             for layout in layouts:
                 e = r.raises(f"{build.__name__} {layout}: work_mem 65536 spills (tempfile.tempdir "
                              "not a directory: amq.Error)", amq.Error, build, values,
@@ -1003,8 +1006,42 @@ print(json.dumps({"all": amq.__all__, "names": dir(amq),
              not n.startswith("_")]
     r.equal("dir(amq): nothing outside __all__ but dunders and underscored names", stray, [])
     r.equal("every name of __all__ is there", got.get("missing"), [])
-    r.check("... and each has a docstring", all((getattr(amq, n).__doc__ or "").strip()
-                                                for n in amq.__all__ if n != "__version__"))
+    r.check("... and each function and class has a docstring",
+            all((getattr(amq, n).__doc__ or "").strip() for n in amq.__all__
+                if callable(getattr(amq, n))))
+    r.check("... and the module's docstring names each constant",
+            all(n in (amq.__doc__ or "") for n in amq.__all__ if not callable(getattr(amq, n))
+                and n != "__version__"))
+
+
+def kinds(r):
+    """amq.KINDS is the function table's filter types (its AMQ_SQL_TYPE rows,
+    core/sql/function_list.h), in its order, and the package's lists follow
+    it: each kind has its builder, amq.<kind>, whose filter says that kind
+    and is `amq build --kind <kind>`'s bytes, and the psycopg adapter
+    registers each."""
+    table = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "core", "sql",
+                         "function_list.h")
+    with open(table, encoding="utf-8") as f:
+        rows = tuple(re.findall(r"^AMQ_SQL_TYPE\((\w+)\)", f.read(), re.M))
+    r.equal("amq.KINDS is the function table's AMQ_SQL_TYPE rows", amq.KINDS, rows)
+    keys = ["k%d" % i for i in range(500)]
+    lines = "".join(k + "\n" for k in keys).encode()
+    for kind in amq.KINDS:
+        built = getattr(amq, kind)(keys)
+        status, out, err = run_cli("build", "--kind", kind, stdin=lines)
+        r.check(f"amq.{kind} builds a {kind} filter, and amq build --kind {kind} the same bytes",
+                built.kind == kind and status == 0 and amq.Filter(out) == built, err or built.kind)
+    from amq import psycopg as adapter
+    r.equal("the psycopg adapter registers amq.KINDS", adapter.KINDS, amq.KINDS)
+    r.equal("amq.LAYOUTS: each kind's layouts, in the registry's order", dict(amq.LAYOUTS),
+            {"bloom": ("classic", "blocked", "counting", "scalable"),
+             "cuckoo": ("b4", "b2", "b8", "semisorted")})
+    r.raises("amq.LAYOUTS is read-only", TypeError, operator.setitem, amq.LAYOUTS, "bloom", ())
+    for kind, layouts in amq.LAYOUTS.items():
+        r.equal(f"amq.{kind} builds each of its layouts",
+                [getattr(amq, kind)(keys, layout=layout).layout for layout in layouts],
+                list(layouts))
 
 
 def run_cli(*args, stdin=b""):
@@ -1431,7 +1468,7 @@ def main():
     Results().run(hash_vectors, filter_basics, none_is_null, mutation, families, old_filters,
                   cuckoo_full, cuckoo_copies,
                   cuckoo_lowest_fpr, combining, builders, interrupts, work_mem_arguments,
-                  spilling, spill_cleanup, progress, loading, namespace,
+                  spilling, spill_cleanup, progress, loading, namespace, kinds,
                   command, command_progress,
                   command_families, readme_commands,
                   lambda r: damaged_bytes(r, seed_dir))
