@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AMQ_VERSION "0.5.0"
+#define AMQ_VERSION "0.6.0"
 #define AMQ_HEADER_BYTES 64
 /* Largest filter, header included: 1 GiB less 64 bytes, so that it fits a
  * PostgreSQL varlena. (SQLite's default blob limit is 10^9 bytes; its adapter
@@ -400,6 +400,12 @@ bool amq_filter_contains(const amq_filter *f, uint64_t hash);
 /* The test amq_filter_contains runs for f on this CPU, for callers that probe
  * one filter many times without choosing the variant on every probe. */
 amq_probe amq_filter_probe_for(const amq_filter *f);
+/* out[i] = amq_filter_contains(f, hashes[i]) for i < n. For callers with
+ * many probes at hand: a blocked Bloom or binary fuse filter starts loading
+ * each probe's lines a few probes ahead, so a filter larger than the CPU's
+ * caches costs about one memory latency per group of probes instead of one
+ * per probe. */
+void amq_filter_contains_many(const amq_filter *f, const uint64_t *hashes, size_t n, bool *out);
 /* Removes one copy of hash (*removed false, f unchanged, when none is
  * stored); AMQ_WRONG_KIND for a variant that cannot forget values. */
 amq_status amq_filter_remove(amq_filter *f, uint64_t hash, bool *removed, amq_error *err);
@@ -452,11 +458,6 @@ bool amq_bloom_contains(const amq_filter *f, uint64_t hash);
  * skips choosing the layout and instruction set on every probe. */
 typedef amq_probe amq_bloom_probe; /* the same test, by its Bloom name */
 amq_bloom_probe amq_bloom_probe_for(const amq_filter *f);
-/* out[i] = amq_bloom_contains(f, hashes[i]) for i < n. For callers with many
- * probes at hand: on the blocked layout it starts loading each probe's block
- * a few probes ahead, so a filter larger than the CPU's caches costs about
- * one memory latency per group of probes instead of one per probe. */
-void amq_bloom_contains_many(const amq_filter *f, const uint64_t *hashes, size_t n, bool *out);
 /* dst |= src, items summed, through the layout's row as amq_filter_union_into
  * (a counting filter adds its counters, a scalable chain combines link by
  * link); AMQ_INCOMPATIBLE unless layout, bits, hashes and seed match. */

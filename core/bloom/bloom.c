@@ -147,21 +147,6 @@ bool amq_bloom_contains(const amq_filter *f, uint64_t hash)
 	return amq_bloom_probe_for(f)(f, hash);
 }
 
-/* Only a layout that reads one predictable cache line per probe (blocked)
- * has a contains_many, which loads it ahead; the others probe one by one. */
-void amq_bloom_contains_many(const amq_filter *f, const uint64_t *hashes, size_t n, bool *out)
-{
-	const amq_variant *v = amq_variant_of(f);
-	if (v->contains_many != NULL) {
-		v->contains_many(f, hashes, n, out);
-		return;
-	}
-	amq_bloom_probe contains = amq_bloom_probe_for(f);
-
-	for (size_t i = 0; i < n; i++)
-		out[i] = contains(f, hashes[i]);
-}
-
 amq_status amq_bloom_check_compatible(const amq_filter *a, const amq_filter *b, amq_error *err)
 {
 	if (a->kind != AMQ_KIND_BLOOM || b->kind != AMQ_KIND_BLOOM)

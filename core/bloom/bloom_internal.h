@@ -98,7 +98,7 @@ double amq_blocked_expected_fpr(const amq_filter *f);
  * CPU runs. The portable and AVX2 probes give the same answers; they are
  * exported so tests can compare them. */
 void amq_blocked_add(amq_filter *f, uint64_t hash);
-/* amq_bloom_contains_many for a blocked filter. */
+/* amq_filter_contains_many for a blocked filter (its row's contains_many). */
 void amq_blocked_contains_many(const amq_filter *f, const uint64_t *hashes, size_t n, bool *out);
 amq_probe amq_blocked_probe(void);
 bool amq_blocked_contains_portable(const amq_filter *f, uint64_t hash);

@@ -66,11 +66,13 @@ amq_status amq_builder_init(amq_builder *b, amq_kind kind, amq_layout layout, do
 	amq_status st = set_params(b, kind, layout, fpr, capacity, seed, a, err);
 	if (st == AMQ_OK && b->streaming)
 		st = amq_filter_create(&b->filter, kind, layout, capacity, fpr, seed, a, err);
-	if (st == AMQ_OK && !b->streaming && capacity != 0) {
-		/* Say now, not after collecting every row, if the size is impossible. */
+	if (st == AMQ_OK && !b->streaming) {
+		/* Say now, not after collecting every row, if the size or the
+		 * rate is impossible (a binary fuse filter's lowest rate). */
 		uint32_t hashes;
 		uint64_t cells;
-		st = amq_filter_size(kind, layout, capacity, fpr, &hashes, &cells, err);
+		st = amq_filter_size(kind, layout, capacity ? capacity : 1, fpr, &hashes, &cells,
+				     err);
 	}
 	return st;
 }
@@ -478,6 +480,28 @@ static amq_status finish_collected(amq_builder *b, const amq_merge_source *sourc
 	return AMQ_OK;
 }
 
+/* A build-only variant with build_memory builds from every hash in memory
+ * at once, in one piece: refused when that would pass b's working memory,
+ * and so whenever b spilled (its runs hold at least memory / 16 distinct
+ * keys, and a build takes more than 16 bytes a key). */
+static amq_status check_build_memory(const amq_builder *b, uint64_t distinct, bool spilled,
+				     amq_error *err)
+{
+	const amq_variant *v = amq_variant_find(b->kind, b->layout);
+	const amq_spill *s = b->alloc.spill;
+	if (v->build_memory == NULL || s == NULL ||
+	    (!spilled && v->build_memory(distinct) <= s->memory))
+		return AMQ_OK;
+	return amq_fail(err, AMQ_TOO_LARGE,
+			"raise the working memory (PostgreSQL: work_mem; SQLite: amq_work_mem(); "
+			"Python: work_mem=), or build a bloom filter (bloom_agg), which spills",
+			"a %s %s filter of %llu distinct values needs %.1f MB of memory to build, "
+			"more than the %.1f MB of working memory",
+			v->layout_name, v->kind_name, (unsigned long long)distinct,
+			(double)v->build_memory(distinct) / (1 << 20),
+			(double)s->memory / (1 << 20));
+}
+
 amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)
 {
 	if (b->handed_over)
@@ -516,6 +540,8 @@ amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)
 		st = count_union(b, &distinct, err);
 	else if (!b->counts_rows)
 		distinct = b->set.count;
+	if (st == AMQ_OK)
+		st = check_build_memory(b, distinct, spilled, err);
 	if (st != AMQ_OK)
 		return st;
 	if (!order_free)

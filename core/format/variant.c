@@ -19,6 +19,7 @@ extern const amq_variant amq_variant_cuckoo_b4;		/* cuckoo/cuckoo_layouts.c */
 extern const amq_variant amq_variant_cuckoo_b2;		/* cuckoo/cuckoo_layouts.c */
 extern const amq_variant amq_variant_cuckoo_b8;		/* cuckoo/cuckoo_layouts.c */
 extern const amq_variant amq_variant_cuckoo_semisorted; /* cuckoo/cuckoo_layouts.c */
+extern const amq_variant amq_variant_fuse_binary;	/* fuse/fuse.c */
 
 /* The registry. Order matters in two places: amq_kind_name and the hint of
  * an unknown layout come from a kind's first row, and a tie between default
@@ -26,7 +27,7 @@ extern const amq_variant amq_variant_cuckoo_semisorted; /* cuckoo/cuckoo_layouts
 static const amq_variant *const rows[] = {
     &amq_variant_bloom_classic,	 &amq_variant_bloom_blocked,	 &amq_variant_bloom_counting,
     &amq_variant_bloom_scalable, &amq_variant_cuckoo_b4,	 &amq_variant_cuckoo_b2,
-    &amq_variant_cuckoo_b8,	 &amq_variant_cuckoo_semisorted,
+    &amq_variant_cuckoo_b8,	 &amq_variant_cuckoo_semisorted, &amq_variant_fuse_binary,
 };
 
 size_t amq_variant_count(void)
@@ -199,20 +200,42 @@ amq_probe amq_filter_probe_for(const amq_filter *f)
 	return v->probe_for != NULL ? v->probe_for(f) : v->contains;
 }
 
+/* Through the row's contains_many where it has one (a layout whose probes
+ * can be loaded ahead: blocked Bloom, binary fuse); else one probe each. */
+void amq_filter_contains_many(const amq_filter *f, const uint64_t *hashes, size_t n, bool *out)
+{
+	const amq_variant *v = amq_variant_of(f);
+	if (v->contains_many != NULL) {
+		v->contains_many(f, hashes, n, out);
+		return;
+	}
+	amq_probe contains = amq_filter_probe_for(f);
+	for (size_t i = 0; i < n; i++)
+		out[i] = contains(f, hashes[i]);
+}
+
 /* The hint for an operation f's row lacks: the first layout of f's kind that
- * has it (counting, for the Bloom layouts that cannot delete), or none. */
+ * has it (counting, for the Bloom layouts that cannot delete), else the
+ * first row of another kind that has it, or none. */
 static const char *layout_hint(const amq_filter *f, bool want_frequency, char *hint, size_t cap)
 {
 	hint[0] = '\0';
+	const amq_variant *other = NULL;
 	for (size_t i = 0; i < amq_variant_count(); i++) {
 		const amq_variant *v = rows[i];
-		if (v->kind == f->kind &&
-		    (want_frequency ? v->frequency != NULL : v->remove != NULL)) {
+		if (want_frequency ? v->frequency == NULL : v->remove == NULL)
+			continue;
+		if (v->kind == f->kind) {
 			snprintf(hint, cap, "build the filter with layout '%s' for that",
 				 v->layout_name);
-			break;
+			return hint;
 		}
+		if (other == NULL)
+			other = v;
 	}
+	if (other != NULL)
+		snprintf(hint, cap, "build a %s filter with layout '%s' for that", other->kind_name,
+			 other->layout_name);
 	return hint;
 }
 

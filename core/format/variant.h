@@ -39,6 +39,9 @@
  *     the sorted distinct hashes, which must be non-NULL and build the whole
  *     filter (from one piece: see add_collected) (it may replace f's buffer with one from a;
  * AMQ_FILTER_FULL makes a builder without a capacity retry 1/8 larger);
+ *   - build_memory, when the build needs memory of its own (a binary
+ *     fuse filter's peeling arrays), so a builder can refuse what its
+ *     working memory cannot hold;
  *   - everything else may stay NULL: single adds (bloom_add, the _add_agg
  *     aggregates), deletes, counts and merges are then refused with the
  *     message above.
@@ -115,6 +118,12 @@ typedef struct amq_variant {
 	 * builder gives that only when it did not spill). */
 	amq_status (*add_collected)(amq_filter *f, const uint64_t *keys, size_t n,
 				    const amq_allocator *a, amq_error *err);
+	/* The bytes a build-only variant's build of n distinct hashes takes at
+	 * its peak, the builder's 8 bytes per hash and the filter included:
+	 * a builder refuses a build past its working memory, and one whose
+	 * hashes spilled, naming bloom_agg (amq_builder_finish). NULL: the
+	 * builder's memory bounds the build. */
+	uint64_t (*build_memory)(uint64_t n);
 	/* Adds one value in f's own buffer; on failure the filter is
 	 * unchanged. A variant that grows (add_grow) may have it too, for
 	 * amq_bloom_add, which has no allocator: it then never fails and

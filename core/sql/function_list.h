@@ -18,7 +18,7 @@
  * AMQ_SQL_FUNCTION(name, kind, op, min_args, max_args, arguments, returns, volatility)
  * AMQ_SQL_AGGREGATE(name, kind, op, min_args, max_args, arguments, returns, volatility)
  *   name        the SQL name
- *   kind        the filter type it works on: bloom or cuckoo; none for the
+ *   kind        the filter type it works on: bloom, cuckoo or fuse; none for the
  *               functions of no kind: a kind_name of the variant registry
  *               (amq_sql_function_kind), so a new kind needs no other list
  *   op          the operation, amq_sql_op without its AMQ_SQL_ prefix: one C
@@ -62,6 +62,7 @@
 
 AMQ_SQL_TYPE(bloom)
 AMQ_SQL_TYPE(cuckoo)
+AMQ_SQL_TYPE(fuse)
 
 /* clang-format off */
 AMQ_SQL_AGGREGATE(bloom_agg, bloom, AGG, 1, 4, "value [, fpr [, capacity [, layout]]]", filter, IMMUTABLE)
@@ -88,6 +89,9 @@ AMQ_SQL_AGGREGATE(bloom_add_agg, bloom, ADD_AGG, 2, 2, "filter, value", filter, 
 AMQ_SQL_AGGREGATE(bloom_delete_agg, bloom, DELETE_AGG, 2, 2, "filter, value", filter, IMMUTABLE)
 AMQ_SQL_AGGREGATE(cuckoo_add_agg, cuckoo, ADD_AGG, 2, 2, "filter, value", filter, IMMUTABLE)
 AMQ_SQL_AGGREGATE(cuckoo_delete_agg, cuckoo, DELETE_AGG, 2, 2, "filter, value", filter, IMMUTABLE)
+AMQ_SQL_AGGREGATE(fuse_agg, fuse, AGG, 1, 2, "value [, fpr]", filter, IMMUTABLE)
+AMQ_SQL_FUNCTION(fuse_contains, fuse, CONTAINS, 2, 2, "filter, value", boolean, IMMUTABLE)
+AMQ_SQL_FUNCTION(fuse_info, fuse, INFO, 1, 1, "filter", json, IMMUTABLE)
 AMQ_SQL_FUNCTION(amq_hash, none, HASH, 1, 1, "value", bigint, IMMUTABLE)
 AMQ_SQL_FUNCTION(amq_version, none, VERSION, 0, 0, "", text, IMMUTABLE)
 AMQ_SQL_SETTING(amq_work_mem, 0, 1, "[bytes]", bigint)

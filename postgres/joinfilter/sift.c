@@ -8,7 +8,7 @@
  * For a selective filter that is most of the query's time. So the probes
  * stacked right above a sequential scan of a heap table sift its pages
  * instead: on the first row they see of a page, they test the page's other
- * visible tuples at once (amq_bloom_contains_many loads each filter block a
+ * visible tuples at once (amq_filter_contains_many loads each filter block a
  * few probes ahead) and take the ones no filter may hold out of the scan's
  * list of visible tuples, so that the scan never returns them.
  *
@@ -159,7 +159,7 @@ static int sift_with(amq_jf_probe_state *state, Page page, BlockNumber block, Tu
 		for (int i = 0; i < count; i++)
 			hashed[i] =
 			    tuple_hash(state, page, block, offsets[next + i], desc, &hashes[i]);
-		amq_bloom_contains_many(&state->filter->bloom, hashes, count, may);
+		amq_filter_contains_many(&state->filter->bloom, hashes, count, may);
 		for (int i = 0; i < count; i++)
 			if (hashed[i] && may[i]) {
 				offsets[kept++] = offsets[next + i];

@@ -317,19 +317,14 @@ struct many_answers {
 	Py_ssize_t next;
 };
 
-/* One chunk of probes: a Bloom filter's batch probe loads blocks ahead (a
- * None's slot is probed too, for nothing, and answered None). */
+/* One chunk of probes: the batch probe loads lines ahead where the layout
+ * can (a None's slot is probed too, for nothing, and answered None). */
 static int answer_chunk(void *ctx, const uint64_t *hashes, const bool *nulls, size_t n)
 {
 	struct many_answers *m = ctx;
 	bool answers[512];
 	const amq_filter *f = &m->self->filter;
-	if (f->kind == AMQ_KIND_BLOOM) {
-		amq_bloom_contains_many(f, hashes, n, answers);
-	} else {
-		for (size_t i = 0; i < n; i++)
-			answers[i] = m->self->probe(f, hashes[i]);
-	}
+	amq_filter_contains_many(f, hashes, n, answers);
 	for (size_t i = 0; i < n; i++) {
 		PyObject *b = nulls != NULL && nulls[i] ? Py_None : answers[i] ? Py_True : Py_False;
 		Py_INCREF(b);

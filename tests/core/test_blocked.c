@@ -150,7 +150,7 @@ static void concurrent_add_matches(void)
 	}
 }
 
-/* amq_bloom_contains_many gives, for each hash, amq_bloom_contains's answer:
+/* amq_filter_contains_many gives, for each hash, amq_bloom_contains's answer:
  * on the blocked layout (prefetched) and the classic one (a plain loop), for batches shorter and
  * longer than its prefetch distance, of added and absent values. */
 static void contains_many_agrees(void)
@@ -176,7 +176,7 @@ static void contains_many_agrees(void)
 		}
 		for (size_t n = 0; n < sizeof(lengths) / sizeof(lengths[0]); n++) {
 			memset(out, 2, N);
-			amq_bloom_contains_many(&f, hashes, lengths[n], out);
+			amq_filter_contains_many(&f, hashes, lengths[n], out);
 			for (size_t i = 0; i < lengths[n]; i++) {
 				wrong += out[i] != amq_bloom_contains(&f, hashes[i]);
 				present += out[i];

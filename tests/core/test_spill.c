@@ -229,15 +229,23 @@ static void test_same_bytes(void)
 				size_t got_size = 0;
 				amq_status st =
 				    build(v, capacity, rows, parts, &ta, &got, &got_size, &err);
-				CHECK(st == AMQ_OK, "%s %s: spilled: %s", v->kind_name,
-				      v->layout_name, err.message);
 				CHECK(tiny.created > 3, "%s %s: %ld runs written", v->kind_name,
 				      v->layout_name, tiny.created);
-				CHECK(got_size == want_size && want != NULL && got != NULL &&
-					  memcmp(got, want, want_size) == 0,
-				      "%s %s capacity %llu, %d parts: same bytes spilled",
-				      v->kind_name, v->layout_name, (unsigned long long)capacity,
-				      parts);
+				/* A build from all the hashes in memory at once (binary
+				 * fuse) is refused once they spilled. */
+				if (v->build_memory != NULL) {
+					CHECK(st == AMQ_TOO_LARGE && strstr(err.hint, "bloom_agg"),
+					      "%s %s: spilled: %s", v->kind_name, v->layout_name,
+					      err.message);
+				} else {
+					CHECK(st == AMQ_OK, "%s %s: spilled: %s", v->kind_name,
+					      v->layout_name, err.message);
+					CHECK(got_size == want_size && want != NULL && got != NULL &&
+						  memcmp(got, want, want_size) == 0,
+					      "%s %s capacity %llu, %d parts: same bytes spilled",
+					      v->kind_name, v->layout_name,
+					      (unsigned long long)capacity, parts);
+				}
 				CHECK(tiny.files == 0 && tiny.base.live == 0,
 				      "%s %s: %ld files open, %ld blocks live", v->kind_name,
 				      v->layout_name, tiny.files, tiny.base.live);

@@ -462,7 +462,7 @@ def test_errors():
     version[4] = 9
     expect_error("SELECT bloom_contains(?, 1)",
                  "bloom_contains: filter: amq filter format version 9 was written by a newer amq (this build reads "
-                 "versions 1 to 4): upgrade amq here to read it, or rebuild the filter with "
+                 "versions 1 to 5): upgrade amq here to read it, or rebuild the filter with "
                  "this version", (bytes(version),))
 
     # The other kind of filter.
