@@ -1,4 +1,4 @@
-"""Bloom and cuckoo filters on the bytes amq's SQLite and PostgreSQL extensions write.
+"""Bloom, cuckoo and binary fuse filters on the bytes amq's SQLite and PostgreSQL extensions write.
 
 One C core (the repository's core/) serves the databases and this package, so a
 filter built by ``bloom_agg`` in either database answers here exactly as it does
@@ -23,9 +23,10 @@ a filter of ints, raises amq.Error saying so instead of answering False. None is
 SQL's NULL everywhere: the builders and add_many skip it, contains, count and
 hash return None, ``None in f`` is False, contains_many gives None in its place,
 and add, delete and add_unique change nothing, as the SQL functions answer NULL.
-``amq.psycopg.register(conn)`` maps PostgreSQL's bloom and cuckoo types to
-Filter. ``KINDS`` names the filter kinds SQL has, ``("bloom", "cuckoo")``, and
-``LAYOUTS`` each kind's layouts; ``__version__`` is the core's version.
+``amq.psycopg.register(conn)`` maps PostgreSQL's bloom, cuckoo and fuse types
+to Filter. ``KINDS`` names the filter kinds SQL has, ``("bloom", "cuckoo",
+"fuse")``, each with its builder (``amq.fuse(values, fpr)`` is ``fuse_agg``),
+and ``LAYOUTS`` each kind's layouts; ``__version__`` is the core's version.
 """
 
 # The namespace is the public API (__all__), dunders and private names, and
@@ -39,13 +40,13 @@ from os.path import join as _join
 from sqlite3 import Connection as _Connection
 
 from . import _amq
-from ._amq import KINDS, LAYOUTS, Error, Filter, bloom, cuckoo, hash
+from ._amq import KINDS, LAYOUTS, Error, Filter, bloom, cuckoo, fuse, hash
 from ._amq import core_version as _core_version
 
 del _amq
 
-__all__ = ["KINDS", "LAYOUTS", "Error", "Filter", "bloom", "cuckoo", "hash", "load", "loadable_path",
-           "__version__"]
+__all__ = ["KINDS", "LAYOUTS", "Error", "Filter", "bloom", "cuckoo", "fuse", "hash", "load",
+           "loadable_path", "__version__"]
 
 __version__: str = _core_version
 

@@ -26,11 +26,12 @@ Value = Union[int, float, str, bytes, bytearray, memoryview, decimal.Decimal, uu
 
 core_version: str
 # The filter kinds SQL has (core/sql/function_list.h's AMQ_SQL_TYPE rows), in
-# its order: ("bloom", "cuckoo"). Filter.kind is one of them.
+# its order: ("bloom", "cuckoo", "fuse"). Filter.kind is one of them; each has
+# its builder below, one per aggregate of the table (bloom_agg, ...).
 KINDS: Tuple[str, ...]
 # Each kind's layouts, in the order of core's variant registry (read-only):
 # {"bloom": ("classic", "blocked", "counting", "scalable"),
-#  "cuckoo": ("b4", "b2", "b8", "semisorted")}.
+#  "cuckoo": ("b4", "b2", "b8", "semisorted"), "fuse": ("binary",)}.
 LAYOUTS: Mapping[str, Tuple[str, ...]]
 
 class Error(ValueError):
@@ -42,7 +43,7 @@ class Error(ValueError):
     sqlstate: Optional[str]
 
 class Filter:
-    """A Bloom or cuckoo filter on the bytes either engine writes."""
+    """A Bloom, cuckoo or binary fuse filter on the bytes either engine writes."""
     def __init__(self, data: ReadableBuffer) -> None: ...
     @property
     def kind(self) -> str: ...
@@ -110,3 +111,5 @@ def bloom(values: Iterable[Optional[Value]], fpr: float = 0.01, capacity: Option
 def cuckoo(values: Iterable[Optional[Value]], fpr: float = 0.01, capacity: Optional[int] = None,
            layout: Optional[str] = None, *, work_mem: Optional[int] = None,
            progress: Optional[Progress] = None) -> Filter: ...
+def fuse(values: Iterable[Optional[Value]], fpr: float = 0.01, *, work_mem: Optional[int] = None,
+         progress: Optional[Progress] = None) -> Filter: ...

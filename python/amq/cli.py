@@ -272,7 +272,7 @@ def write_filter(f: Filter, out: Optional[str]) -> None:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    """Builds a filter from keys, one a line, with bloom_agg's or cuckoo_agg's bytes."""
+    """Builds a filter from keys, one a line, with the bytes of the kind's aggregate."""
     build: Callable[..., Filter] = getattr(amq, args.kind)
     inputs = args.input or ["-"]
 
@@ -296,10 +296,15 @@ def cmd_build(args: argparse.Namespace) -> int:
     try:
         # A build that spilled merges its runs: while the keys are read ("merging
         # runs") and once they all are ("counting", "inserting"), on the same line.
-        f = build(keys(), fpr=args.fpr, capacity=args.capacity, layout=args.layout,
-                  work_mem=args.work_mem, progress=progress.merge if progress.terminal else None)
+        # A kind whose aggregate takes no capacity or layout (fuse) gets none.
+        sized = {name: value for name, value in (("capacity", args.capacity),
+                                                 ("layout", args.layout)) if value is not None}
+        f = build(keys(), fpr=args.fpr, work_mem=args.work_mem,
+                  progress=progress.merge if progress.terminal else None, **sized)
     except Error as e:
         raise CommandError(", ".join(names), str(e)) from None
+    except TypeError as e:
+        raise CommandError(", ".join(names), f"--kind {args.kind}: {e}") from None
     finally:
         progress.finish()
     write_filter(f, args.output)
@@ -307,7 +312,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    """Prints the JSON that bloom_info / cuckoo_info give."""
+    """Prints the JSON that the kind's *_info function gives."""
     import json
 
     print(json.dumps(open_filter(args.file).info(), separators=(",", ":")))

@@ -1,4 +1,4 @@
-"""PostgreSQL's bloom and cuckoo types as amq.Filter, through psycopg 3.
+"""PostgreSQL's filter types (bloom, cuckoo, fuse) as amq.Filter, through psycopg 3.
 
     import psycopg, amq, amq.psycopg
     conn = psycopg.connect("dbname=shop")
@@ -38,7 +38,7 @@ _SCHEMA = ("SELECT n.nspname FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_n
 
 
 class _FilterLoader(Loader):
-    """A bloom or cuckoo value in text form, ``\\x`` and hex digits."""
+    """A filter value (bloom, cuckoo, fuse) in text form, ``\\x`` and hex digits."""
 
     format = Format.TEXT
 
@@ -48,7 +48,7 @@ class _FilterLoader(Loader):
 
 
 class _FilterBinaryLoader(Loader):
-    """A bloom or cuckoo value in binary form: the filter's bytes."""
+    """A filter value in binary form: the filter's bytes."""
 
     format = Format.BINARY
 
@@ -72,6 +72,9 @@ class _FilterDumper(Dumper):
         return (self.cls, obj.kind)
 
     def upgrade(self, obj: Filter, format: PyFormat) -> Dumper:
+        if obj.kind not in self._by_kind:
+            raise _error(f"this database's amq has no {obj.kind} type",
+                         "run ALTER EXTENSION amq UPDATE in it")
         return self._by_kind[obj.kind](self.cls, self._context)
 
     def dump(self, obj: Filter) -> bytes:
@@ -97,13 +100,15 @@ def _type_names(row: Optional[Any]) -> Dict[str, sql.Identifier]:
 
 
 def _install(context: AdaptContext, infos: Dict[str, Optional[TypeInfo]]) -> None:
-    """Registers the loaders and dumpers for the oids found in infos."""
+    """Registers the loaders and dumpers for the oids found in infos. A kind
+    whose type the database lacks (amq older than that kind: fuse came in
+    0.6.0) is left out, and a Filter of that kind is refused when sent
+    (_FilterDumper.upgrade)."""
     adapters = context.adapters
+    present = {kind: info for kind, info in infos.items() if info is not None}
     for base in (_FilterDumper, _FilterBinaryDumper):
         by_kind: Dict[str, Type[_FilterDumper]] = {}
-        for kind in KINDS:
-            info = infos[kind]
-            assert info is not None
+        for kind, info in present.items():
             by_kind[kind] = type(f"{kind.title()}{base.__name__}", (base,),
                                  {"oid": info.oid})
         dispatcher = type(f"Amq{base.__name__}", (base,), {"_by_kind": by_kind})
@@ -112,16 +117,14 @@ def _install(context: AdaptContext, infos: Dict[str, Optional[TypeInfo]]) -> Non
             # By oid too, for COPY with set_types(["bloom"]).
             adapters.register_dumper(None, dumper)
         adapters.register_dumper(Filter, dispatcher)
-    for kind in KINDS:
-        info = infos[kind]
-        assert info is not None
+    for info in present.values():
         info.register(context)  # by name too: COPY's set_types(["bloom"])
         adapters.register_loader(info.oid, _FilterLoader)
         adapters.register_loader(info.oid, _FilterBinaryLoader)
 
 
 def register(conn: Connection[Any]) -> None:
-    """Makes bloom and cuckoo columns load as amq.Filter on conn, and amq.Filter
+    """Makes bloom, cuckoo and fuse columns load as amq.Filter on conn, and amq.Filter
     parameters dump as those types (text and binary).
 
     Raises amq.Error when the amq extension is not installed in conn's database.

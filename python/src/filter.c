@@ -8,6 +8,7 @@
  * resized then.
  */
 #include "pyamq.h"
+#include "sql/functions.h"
 
 typedef struct {
 	PyObject ob_base;   /* what PyObject_HEAD declares */
@@ -99,24 +100,49 @@ static void filter_dealloc(FilterObject *self)
 	Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* The SQL function of f's kind that does op (else fallback: bloom has no
+ * add_unique, whose words are then bloom_add's), from the function table,
+ * for the messages that name it; the kind's name when it has neither. */
+static const char *sql_function(const amq_filter *f, amq_sql_op op, amq_sql_op fallback)
+{
+	const char *kind = amq_kind_name(f->kind);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < amq_sql_function_count; i++)
+			if (amq_sql_functions[i].op == (pass ? fallback : op) &&
+			    strcmp(amq_sql_functions[i].kind, kind) == 0)
+				return amq_sql_functions[i].name;
+	return kind;
+}
+
 /*
  * The hash of value under this filter's seed, and its family, once the
  * filter takes that family (amq_filter_takes: it holds it, holds none yet,
  * or is of a format before families). A value of another family is amq.Error
  * in core's words (amq_check_family), naming the SQL function of the
- * filter's kind that does the same, bloom or cuckoo: e.g. "bloom_contains:
- * value: the filter holds numbers, got text '42'", SQL's message for the
- * same value. -1 with an exception set.
+ * filter's kind that does op (sql_function): e.g. "bloom_contains: value:
+ * the filter holds numbers, got text '42'", SQL's message for the same
+ * value. -1 with an exception set.
  */
-static inline int admit(FilterObject *self, PyObject *value, const char *bloom, const char *cuckoo,
-			uint64_t *hash, amq_family *family)
+static inline int admit(FilterObject *self, PyObject *value, amq_sql_op op, uint64_t *hash,
+			amq_family *family)
+{
+	if (amq_py_hash(value, self->filter.seed, hash, family) < 0)
+		return -1;
+	if (amq_filter_takes(&self->filter, *family))
+		return 0;
+	return amq_py_refuse_family(&self->filter, value, sql_function(&self->filter, op, op));
+}
+
+/* admit for add_unique, which a kind without it (bloom) words as its add. */
+static inline int admit_unique(FilterObject *self, PyObject *value, uint64_t *hash,
+			       amq_family *family)
 {
 	if (amq_py_hash(value, self->filter.seed, hash, family) < 0)
 		return -1;
 	if (amq_filter_takes(&self->filter, *family))
 		return 0;
 	return amq_py_refuse_family(&self->filter, value,
-				    self->filter.kind == AMQ_KIND_BLOOM ? bloom : cuckoo);
+				    sql_function(&self->filter, AMQ_SQL_ADD_UNIQUE, AMQ_SQL_ADD));
 }
 
 /*
@@ -136,7 +162,7 @@ static int filter_sq_contains(FilterObject *self, PyObject *value)
 	amq_family family;
 	if (value == Py_None)
 		return 0;
-	if (admit(self, value, "bloom_contains", "cuckoo_contains", &hash, &family) < 0)
+	if (admit(self, value, AMQ_SQL_CONTAINS, &hash, &family) < 0)
 		return -1;
 	return self->probe(&self->filter, hash);
 }
@@ -147,7 +173,7 @@ static PyObject *filter_contains(FilterObject *self, PyObject *value)
 	amq_family family;
 	if (value == Py_None)
 		Py_RETURN_NONE;
-	if (admit(self, value, "bloom_contains", "cuckoo_contains", &hash, &family) < 0)
+	if (admit(self, value, AMQ_SQL_CONTAINS, &hash, &family) < 0)
 		return NULL;
 	return PyBool_FromLong(self->probe(&self->filter, hash));
 }
@@ -159,8 +185,7 @@ static PyObject *filter_add(FilterObject *self, PyObject *value)
 	amq_error err;
 	if (value == Py_None)
 		Py_RETURN_NONE;
-	if (check_mutable(self) < 0 ||
-	    admit(self, value, "bloom_add", "cuckoo_add", &hash, &family) < 0)
+	if (check_mutable(self) < 0 || admit(self, value, AMQ_SQL_ADD, &hash, &family) < 0)
 		return NULL;
 	/* A full cuckoo filter fails with every byte as it was; a scalable
 	 * chain may move to a larger buffer. */
@@ -179,8 +204,7 @@ static PyObject *filter_delete(FilterObject *self, PyObject *value)
 	bool removed;
 	if (value == Py_None)
 		Py_RETURN_FALSE;
-	if (check_mutable(self) < 0 ||
-	    admit(self, value, "bloom_delete", "cuckoo_delete", &hash, &family) < 0)
+	if (check_mutable(self) < 0 || admit(self, value, AMQ_SQL_DELETE, &hash, &family) < 0)
 		return NULL;
 	if (amq_filter_remove(&self->filter, hash, &removed, &err) != AMQ_OK)
 		return amq_py_raise(&err);
@@ -199,8 +223,7 @@ static PyObject *filter_add_unique(FilterObject *self, PyObject *value)
 	amq_error err;
 	if (value == Py_None)
 		Py_RETURN_FALSE;
-	if (check_mutable(self) < 0 ||
-	    admit(self, value, "bloom_add", "cuckoo_add_unique", &hash, &family) < 0)
+	if (check_mutable(self) < 0 || admit_unique(self, value, &hash, &family) < 0)
 		return NULL;
 	if (self->probe(&self->filter, hash))
 		Py_RETURN_FALSE;
@@ -218,7 +241,7 @@ static PyObject *filter_count(FilterObject *self, PyObject *value)
 	amq_error err;
 	if (value == Py_None)
 		Py_RETURN_NONE;
-	if (admit(self, value, "bloom_frequency", "cuckoo_count", &hash, &family) < 0)
+	if (admit(self, value, AMQ_SQL_FREQUENCY, &hash, &family) < 0)
 		return NULL;
 	if (amq_filter_frequency(&self->filter, hash, &count, &err) != AMQ_OK)
 		return amq_py_raise(&err);
@@ -361,8 +384,7 @@ static PyObject *filter_contains_many(FilterObject *self, PyObject *values)
 	/* A value of a family the filter does not take is an error, as in
 	 * bloom_contains; the answers before it are dropped. */
 	amq_py_families families = amq_py_families_of(
-	    &self->filter,
-	    self->filter.kind == AMQ_KIND_BLOOM ? "bloom_contains" : "cuckoo_contains", false);
+	    &self->filter, sql_function(&self->filter, AMQ_SQL_CONTAINS, AMQ_SQL_CONTAINS), false);
 	if (amq_py_hash_each(values, self->filter.seed, false, &families, answer_chunk, &m) < 0) {
 		Py_DECREF(m.list);
 		return NULL;
@@ -427,8 +449,7 @@ static PyObject *filter_add_many(FilterObject *self, PyObject *values)
 	struct hash_list h = {NULL, 0, 0};
 	amq_error err;
 	amq_status st = AMQ_OK;
-	const char *function =
-	    self->filter.kind == AMQ_KIND_BLOOM ? "bloom_add_agg" : "cuckoo_add_agg";
+	const char *function = sql_function(&self->filter, AMQ_SQL_ADD_AGG, AMQ_SQL_ADD_AGG);
 	amq_py_families families = amq_py_families_of(&self->filter, function, true);
 	if (check_mutable(self) < 0 ||
 	    amq_py_hash_each(values, self->filter.seed, true, &families, gather_chunk, &h) < 0) {
@@ -455,10 +476,14 @@ static PyObject *filter_add_many(FilterObject *self, PyObject *values)
 		/* A classic, blocked or counting add cannot fail; a scalable
 		 * chain's growth can (out of memory, or past the links' or the
 		 * size limit), and then the values before stay added. */
-		note_families(&self->filter, families.filter.families);
-		for (size_t i = 0; st == AMQ_OK && i < h.n; i++)
-			st = amq_filter_add_to(&self->filter, h.hashes[i], A, &err);
-		self->unsealed = true;
+		size_t added = 0;
+		for (; st == AMQ_OK && added < h.n; added++)
+			st = amq_filter_add_to(&self->filter, h.hashes[added], A, &err);
+		/* A kind that cannot add (fuse) fails at the first: unchanged. */
+		if (st == AMQ_OK || added > 1) {
+			note_families(&self->filter, families.filter.families);
+			self->unsealed = true;
+		}
 	}
 	PyMem_Free(h.hashes);
 	if (st != AMQ_OK)

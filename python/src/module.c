@@ -1,10 +1,12 @@
 /*
  * module.c - the amq._amq extension module: amq.Error, the builders
- * amq.bloom and amq.cuckoo (core's amq_builder, as bloom_agg and cuckoo_agg
- * use it, so the bytes are the aggregates'), amq.hash (SQL's amq_hash) and
- * the Filter type (filter.c). The amq package re-exports these.
+ * amq.bloom, amq.cuckoo, amq.fuse, one per aggregate of the function table
+ * (core's amq_builder, as the aggregates use it, so the bytes are theirs),
+ * amq.hash (SQL's amq_hash) and the Filter type (filter.c). The amq package
+ * re-exports these.
  */
 #include "pyamq.h"
+#include "sql/functions.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -428,29 +430,69 @@ static int progress_of(PyObject *arg, python_progress *p)
 	return 0;
 }
 
+/* The builders, amq.bloom, amq.cuckoo, ...: one per row of the function
+ * table that builds a filter from values (AMQ_SQL_AGG: bloom_agg, ...),
+ * named for its kind and taking the aggregate's arguments. */
+typedef struct builder_row {
+	const char *kind, *aggregate, *arguments;
+	amq_sql_op op;
+	int max_args;
+} builder_row;
+
+#define AMQ_SQL_AGGREGATE(name, kind, op, min_args, max_args, arguments, returns, volatility)      \
+	{#kind, #name, arguments, AMQ_SQL_##op, max_args},
+static const builder_row builder_rows[] = {
+#include "sql/function_list.h"
+};
+#define BUILDER_ROWS (sizeof(builder_rows) / sizeof(builder_rows[0]))
+
 /*
- * bloom(...) and cuckoo(...): the aggregate of that kind over values, read
- * in the order SQL reads its arguments (fpr, capacity, layout), each checked
- * by core as SQL checks it. None values are skipped as NULL rows are. With
- * no values at all the arguments still apply, as in an aggregate over rows
- * whose values are all NULL (one over no rows never sees them). The filter
- * holds every family of value it was built from, as the aggregate's does: a
- * mixed list gives a mixed filter. work_mem (keyword only) bounds the memory
- * of the hashes collected without a capacity: past it they go, as sorted
- * runs, to temporary files (build_spill), and the bytes are the same.
- * progress (keyword only) hears each merge of those runs
- * (python_progress_report); a build that fits in memory never calls it.
+ * amq.<kind>(values, ...): the aggregate of row over values, read in the
+ * order SQL reads its arguments (fpr, then capacity and layout where the
+ * aggregate takes them), each checked by core as SQL checks it. None values
+ * are skipped as NULL rows are. With no values at all the arguments still
+ * apply, as in an aggregate over rows whose values are all NULL (one over no
+ * rows never sees them). The filter holds every family of value it was
+ * built from, as the aggregate's does: a mixed list gives a mixed filter.
+ * work_mem (keyword only) bounds the memory of the hashes collected without
+ * a capacity: past it they go, as sorted runs, to temporary files
+ * (build_spill), and the bytes are the same (a kind built from every hash at
+ * once, fuse, is refused instead). progress (keyword only) hears each merge
+ * of those runs (python_progress_report); a build that fits in memory never
+ * calls it.
  */
-static PyObject *build(amq_kind kind, PyObject *args, PyObject *kwargs)
+static PyObject *build(const builder_row *row, PyObject *args, PyObject *kwargs)
 {
-	static char *keywords[] = {"values",   "fpr",	   "capacity", "layout",
-				   "work_mem", "progress", NULL};
+	/* The positional arguments the aggregate takes after the values,
+	 * then the keyword-only ones. */
+	static const char *const sized[] = {"fpr", "capacity", "layout"};
+	char *keywords[8] = {"values"};
+	int taken = row->max_args - 1, k = 1;
+	for (int i = 0; i < taken; i++)
+		keywords[k++] = (char *)sized[i];
+	keywords[k++] = "work_mem";
+	keywords[k++] = "progress";
+	keywords[k] = NULL;
+	char format[16];
+	snprintf(format, sizeof(format), "O|%.*s$OO", taken, "dOO");
 	PyObject *values, *capacity_arg = Py_None, *layout_arg = Py_None, *work_mem_arg = Py_None,
 			  *progress_arg = Py_None;
 	double fpr = 0.01;
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|dOO$OO", keywords, &values, &fpr,
-					 &capacity_arg, &layout_arg, &work_mem_arg, &progress_arg))
+	PyObject **slots[] = {&capacity_arg, &layout_arg};
+	int parsed;
+	if (taken == 1)
+		parsed = PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords, &values, &fpr,
+						     &work_mem_arg, &progress_arg);
+	else if (taken == 2)
+		parsed = PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords, &values, &fpr,
+						     slots[0], &work_mem_arg, &progress_arg);
+	else
+		parsed =
+		    PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords, &values, &fpr,
+						slots[0], slots[1], &work_mem_arg, &progress_arg);
+	if (!parsed)
 		return NULL;
+	amq_kind kind = amq_kind_named(row->kind);
 	amq_error err;
 	if (amq_check_fpr(fpr, &err) != AMQ_OK)
 		return amq_py_raise(&err);
@@ -555,16 +597,60 @@ done:
 	return result;
 }
 
-static PyObject *module_bloom(PyObject *module, PyObject *args, PyObject *kwargs)
+/* A builder's C function: self is its row's index in builder_rows. */
+static PyObject *module_build(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-	(void)module;
-	return build(AMQ_KIND_BLOOM, args, kwargs);
+	return build(&builder_rows[PyLong_AsSize_t(self)], args, kwargs);
 }
 
-static PyObject *module_cuckoo(PyObject *module, PyObject *args, PyObject *kwargs)
+/* The method definitions and docstrings of the builders, made once. */
+static PyMethodDef builder_defs[BUILDER_ROWS];
+static char builder_docs[BUILDER_ROWS][1400];
+
+/* Adds amq.<kind> to m for each AMQ_SQL_AGG row of the function table. */
+static int add_builders(PyObject *m)
 {
-	(void)module;
-	return build(AMQ_KIND_CUCKOO, args, kwargs);
+	for (size_t i = 0; i < BUILDER_ROWS; i++) {
+		const builder_row *row = &builder_rows[i];
+		if (row->op != AMQ_SQL_AGG)
+			continue;
+		static const char *const signature[] = {"fpr=0.01", "fpr=0.01, capacity=None",
+							"fpr=0.01, capacity=None, layout=None"};
+		snprintf(
+		    builder_docs[i], sizeof(builder_docs[i]),
+		    "%s(values, %s, *, work_mem=None, progress=None) -> Filter\n\n"
+		    "A %s filter of values, byte for byte what %s(%s)\ngives over the same values "
+		    "in either engine, each argument checked as\nSQL checks it (layout: one of "
+		    "amq.LAYOUTS['%s']).\nNone values are skipped, as "
+		    "the aggregate skips NULL. work_mem is the\nmemory in bytes the hashes "
+		    "collected without a capacity may take\n(default 64 MiB, at least 65536); past "
+		    "it they are sorted into\nunlinked temporary files in tempfile.gettempdir(), "
+		    "with the same bytes\nin the end (a kind built from every hash at once, fuse, "
+		    "must fit in it\nwhole, and is refused past it). progress, a callable\n"
+		    "progress(phase, done, total), hears how the merge of those files goes:\n"
+		    "phase is 'merging runs' (while the values are read, and before the\nend), "
+		    "then 'counting' and 'inserting', done of total keys read in\nthat phase; "
+		    "called as a phase starts (done 0), every 262144 keys and\nas it ends (done == "
+		    "total). Only a build that spilled calls it. An\nexception it raises stops the "
+		    "build and is raised here.",
+		    row->kind, signature[row->max_args - 2], row->kind, row->aggregate,
+		    row->arguments, row->kind);
+		builder_defs[i] =
+		    (PyMethodDef){row->kind, (PyCFunction)(void (*)(void))module_build,
+				  METH_VARARGS | METH_KEYWORDS, builder_docs[i]};
+		PyObject *index = PyLong_FromSize_t(i);
+		PyObject *name = PyModule_GetNameObject(m);
+		PyObject *f = index != NULL && name != NULL
+				  ? PyCFunction_NewEx(&builder_defs[i], index, name)
+				  : NULL;
+		Py_XDECREF(index);
+		Py_XDECREF(name);
+		if (f == NULL || PyModule_AddObject(m, row->kind, f) < 0) {
+			Py_XDECREF(f);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* The filter kinds SQL has, in the function table's order (its AMQ_SQL_TYPE
@@ -622,30 +708,6 @@ static PyMethodDef module_methods[] = {
      "hash(value) -> int | None\n\nThe 64-bit hash SQL's amq_hash gives the equal SQL value "
      "(seed 0), as a\nsigned integer: amq.hash(3) == amq.hash(3.0) == -2243884999906406229.\n"
      "None (SQL's NULL) gives None, as amq_hash(NULL) is NULL."},
-    {"bloom", (PyCFunction)(void (*)(void))module_bloom, METH_VARARGS | METH_KEYWORDS,
-     "bloom(values, fpr=0.01, capacity=None, layout=None, *, work_mem=None, progress=None) "
-     "-> Filter\n\n"
-     "A Bloom filter of values, byte for byte what bloom_agg(value, fpr,\ncapacity, layout) "
-     "gives over the same values in either engine. Without\na capacity it is sized for the "
-     "distinct values; layout is 'blocked'\n(the default), 'classic', 'counting' or "
-     "'scalable'. None values are\nskipped, as the aggregate skips NULL. work_mem is the "
-     "memory in bytes the\nhashes collected without a capacity may take (default 64 MiB, at "
-     "least\n65536); past it they are sorted into unlinked temporary files in\n"
-     "tempfile.gettempdir(), with the same bytes in the end. progress, a\ncallable "
-     "progress(phase, done, total), hears how the merge of those\nfiles goes: phase is "
-     "'merging runs' (while the values are read, and\nbefore the end), then 'counting' and "
-     "'inserting', done of total keys\nread in that phase; called as a phase starts (done 0), "
-     "every 262144\nkeys and as it ends (done == total). Only a build that spilled calls\nit "
-     "(one in memory is quick). An exception it raises stops the build\nand is raised here."},
-    {"cuckoo", (PyCFunction)(void (*)(void))module_cuckoo, METH_VARARGS | METH_KEYWORDS,
-     "cuckoo(values, fpr=0.01, capacity=None, layout=None, *, work_mem=None, progress=None) "
-     "-> Filter\n\n"
-     "A cuckoo filter of values, byte for byte what cuckoo_agg(value, fpr,\ncapacity, layout) "
-     "gives: each distinct value once; layout 'b2', 'b4',\n'b8' or 'semisorted' (default: the "
-     "fewest bits per item for fpr). None\nvalues are skipped. A capacity too small raises "
-     "amq.Error. work_mem as\nfor amq.bloom: the bytes of memory the collected hashes may "
-     "take\n(default 64 MiB) before they spill to temporary files, and progress\nhears their "
-     "merge (phase, done, total) as for amq.bloom: only a build\nthat spilled calls it."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -696,6 +758,8 @@ PyMODINIT_FUNC PyInit__amq(void)
 		Py_XDECREF(layouts);
 		goto fail;
 	}
+	if (add_builders(m) < 0)
+		goto fail;
 	return m;
 fail:
 	Py_DECREF(m);

@@ -47,6 +47,22 @@ BLOOM_LAYOUTS = amq.LAYOUTS["bloom"]
 CUCKOO_LAYOUTS = amq.LAYOUTS["cuckoo"]
 # Each kind's builder (amq.bloom, amq.cuckoo, ...) with its layouts.
 BUILDERS = [(getattr(amq, kind), layouts) for kind, layouts in amq.LAYOUTS.items()]
+# The SQL function of each kind and operation, from the function table:
+# SQL[("cuckoo", "FREQUENCY")] == "cuckoo_count"; and each aggregate's arguments.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "core", "sql",
+                       "function_list.h"), encoding="utf-8") as _table:
+    _ROWS = re.findall(r'^AMQ_SQL_(?:FUNCTION|AGGREGATE)\((\w+), (\w+), (\w+), \d+, \d+, "([^"]*)"',
+                       _table.read(), re.M)
+SQL = {(kind, op): name for name, kind, op, _ in reversed(_ROWS)}
+AGG_ARGUMENTS = {kind: arguments for _, kind, op, arguments in _ROWS if op == "AGG"}
+
+
+def sized(build, layout, **kwargs):
+    """kwargs with layout=layout when build's aggregate takes a layout (a kind
+    of one layout, fuse, takes none)."""
+    if "layout" in AGG_ARGUMENTS[build.__name__]:
+        kwargs["layout"] = layout
+    return kwargs
 D = decimal.Decimal
 
 
@@ -153,32 +169,35 @@ def none_is_null(r):
         build = getattr(amq, kind)
         for layout in layouts:
             name = f"{kind} {layout}"
-            f = build(range(50), layout=layout)
+            f = build(range(50), **sized(build, layout))
             before = bytes(f)
             r.equal(f"{name}: builders skip None, as {kind}_agg skips NULL",
-                    (build([None, *range(50), None], layout=layout), build([None], layout=layout)),
-                    (f, build([], layout=layout)))
+                    (build([None, *range(50), None], **sized(build, layout)), build([None], **sized(build, layout))),
+                    (f, build([], **sized(build, layout))))
             r.equal(f"{name}: contains(None) is None, as {kind}_contains(f, NULL)",
                     (f.contains(None), sql(f"{kind}_contains(?, NULL)", f)), (None, None))
             r.check(f"{name}: None in f is False (NULL is never a member)",
                     (None in f) is False and (None not in f) is True)
             r.equal(f"{name}: contains_many gives None at a None's place",
                     f.contains_many([1, None, 10**9, None]), [True, None, f.contains(10**9), None])
-            frequency = "bloom_frequency" if kind == "bloom" else "cuckoo_count"
+            # Each as its SQL function answers NULL, where the kind has one.
+            frequency = SQL.get((kind, "FREQUENCY"))
             r.equal(f"{name}: count(None) is None, as {frequency}(f, NULL), on any layout",
-                    (f.count(None), sql(f"{frequency}(?, NULL)", f)), (None, None))
-            r.equal(f"{name}: add(None) changes nothing, as {kind}_add(f, NULL) returns f",
-                    (f.add(None), bytes(f), sql(f"{kind}_add(?, NULL)", f)),
-                    (None, before, before))
+                    (f.count(None), frequency and sql(f"{frequency}(?, NULL)", f)),
+                    (None, frequency and None))
+            add, delete = SQL.get((kind, "ADD")), SQL.get((kind, "DELETE"))
+            r.equal(f"{name}: add(None) changes nothing, as {add}(f, NULL) returns f",
+                    (f.add(None), bytes(f), add and sql(f"{add}(?, NULL)", f)),
+                    (None, before, add and before))
             r.equal(f"{name}: delete(None) is False and changes nothing on any layout, "
-                    f"as {kind}_delete(f, NULL) returns f",
-                    (f.delete(None), bytes(f), sql(f"{kind}_delete(?, NULL)", f)),
-                    (False, before, before))
+                    f"as {delete}(f, NULL) returns f",
+                    (f.delete(None), bytes(f), delete and sql(f"{delete}(?, NULL)", f)),
+                    (False, before, delete and before))
             r.equal(f"{name}: add_unique(None) is False and changes nothing",
                     (f.add_unique(None), bytes(f)), (False, before))
-            if kind == "cuckoo":
-                r.equal(f"{name}: ... as cuckoo_add_unique(f, NULL) returns f",
-                        sql("cuckoo_add_unique(?, NULL)", f), before)
+            if (kind, "ADD_UNIQUE") in SQL:
+                r.equal(f"{name}: ... as {SQL[kind, 'ADD_UNIQUE']}(f, NULL) returns f",
+                        sql(f"{SQL[kind, 'ADD_UNIQUE']}(?, NULL)", f), before)
             f.add_many([None, None])
             r.equal(f"{name}: add_many([None, None]) changes nothing", bytes(f), before)
             view = memoryview(f)
@@ -624,10 +643,11 @@ def builders(r):
     random.Random(1).shuffle(shuffled)
     for build, layouts in BUILDERS:
         for layout in layouts:
-            f = build(values, 0.01, None, layout)
+            f = build(values, 0.01, **sized(build, layout))
             r.equal(f"{build.__name__} {layout}: same bytes in any order, from a generator, "
-                    "with Nones", (build(shuffled, layout=layout),
-                                   build((v for v in values + [None]), layout=layout)), (f, f))
+                    "with Nones", (build(shuffled, **sized(build, layout)),
+                                   build((v for v in values + [None]), **sized(build, layout))),
+                    (f, f))
             r.check(f"{build.__name__} {layout}: holds every value", all(f.contains_many(values)))
     r.equal("a range hashes as the list of its ints",
             amq.bloom(range(-5, 10**5, 7)), amq.bloom(list(range(-5, 10**5, 7))))
@@ -728,8 +748,17 @@ def spilling(r):
     for build, layouts in BUILDERS:
         for layout in layouts:
             for what, values in SPILL_VALUES.items():
-                want = build(values, layout=layout)
-                got = build(values, layout=layout, work_mem=65536)
+                want = build(values, **sized(build, layout))
+                if "capacity" not in AGG_ARGUMENTS[build.__name__]:
+                    # A kind built from every hash at once (fuse) needs them in
+                    # memory: past work_mem it is refused, naming bloom.
+                    e = r.raises(f"{build.__name__}, {what}: refused at work_mem 65536",
+                                 amq.Error, build, values, work_mem=65536)
+                    r.check(f"{build.__name__}, {what}: ... SQLSTATE 54000, naming bloom_agg",
+                            e is not None and e.sqlstate == "54000" and "bloom_agg" in e.hint,
+                            e and (e.sqlstate, e.hint))
+                    continue
+                got = build(values, **sized(build, layout, work_mem=65536))
                 r.check(f"{build.__name__} {layout}, {what}: work_mem 65536 gives the default's "
                         "bytes", bytes(got) == bytes(want), (got, want))
     values = SPILL_VALUES["300,000 distinct ints"]
@@ -748,6 +777,8 @@ def spilling(r):
         hint = ("set TMPDIR (or tempfile.tempdir) to a writable directory, or pass a work_mem "
                 "large enough that nothing spills")
         for build, layouts in BUILDERS:
+            if "capacity" not in AGG_ARGUMENTS[build.__name__]:
+                continue  # refused before it would spill (above)
             for layout in layouts:
                 e = r.raises(f"{build.__name__} {layout}: work_mem 65536 spills (tempfile.tempdir "
                              "not a directory: amq.Error)", amq.Error, build, values,
@@ -1036,11 +1067,48 @@ def kinds(r):
     r.equal("the psycopg adapter registers amq.KINDS", adapter.KINDS, amq.KINDS)
     r.equal("amq.LAYOUTS: each kind's layouts, in the registry's order", dict(amq.LAYOUTS),
             {"bloom": ("classic", "blocked", "counting", "scalable"),
-             "cuckoo": ("b4", "b2", "b8", "semisorted")})
+             "cuckoo": ("b4", "b2", "b8", "semisorted"), "fuse": ("binary",)})
     r.raises("amq.LAYOUTS is read-only", TypeError, operator.setitem, amq.LAYOUTS, "bloom", ())
+    r.equal("the kind byte of each kind's filter is its place in amq.KINDS, plus one",
+            [bytes(getattr(amq, kind)([1]))[5] for kind in amq.KINDS],
+            list(range(1, len(amq.KINDS) + 1)))
+    r.equal("a builder per aggregate of the table, taking its arguments",
+            {kind: getattr(amq, kind).__doc__.split("\n")[0] for kind in AGG_ARGUMENTS},
+            {kind: f"{kind}(values, fpr=0.01"
+             + "".join(f", {a}=None" for a in ("capacity", "layout") if a in args)
+             + ", *, work_mem=None, progress=None) -> Filter"
+             for kind, args in AGG_ARGUMENTS.items()})
+    # amq.fuse: fuse_agg's bytes; a filter built whole, that refuses changes.
+    con = sqlite3.connect(":memory:")
+    amq.load(con)
+    for fpr in (0.01, 0.0001):
+        want = con.execute("SELECT fuse_agg(value, ?) FROM json_each(?)",
+                           (fpr, json.dumps(keys))).fetchone()[0]
+        f = amq.fuse(keys, fpr)
+        r.check(f"amq.fuse(keys, {fpr}) is fuse_agg's bytes, every key found",
+                bytes(f) == want and all(f.contains_many(keys)) and all(k in f for k in keys))
+    f = amq.fuse(keys)
+    r.equal("amq.fuse: 8-bit fingerprints at 1%, 16 at 0.01%",
+            (f.info()["fingerprint_bits"], amq.fuse(keys, 0.0001).info()["fingerprint_bits"]),
+            (8, 16))
+    r.raises("amq.fuse(keys, 1e-5): below 16 bits' rate", amq.Error, amq.fuse, keys, 1e-5,
+             message="fpr 1e-05 is below the lowest rate of a binary fuse filter, 1.53e-05 "
+             "(16-bit fingerprints): for a lower rate build a bloom filter (bloom_agg) or a "
+             "cuckoo filter (cuckoo_agg)")
+    before = bytes(f)
+    for what, call in (("add", lambda: f.add("x")), ("add_many", lambda: f.add_many(["x", 3])),
+                       ("delete", lambda: f.delete("k1"))):
+        r.raises(f"a fuse filter refuses {what}", amq.Error, call)
+    r.equal("... and is unchanged, families included", (bytes(f), f.families),
+            (before, ("text",)))
+    r.raises("amq.fuse takes no capacity", TypeError, amq.fuse, keys, 0.01, 100)
+    status, out, err = run_cli("build", "--kind", "fuse", "--capacity", "10", stdin=lines)
+    r.check("amq build --kind fuse --capacity: an error, nothing written",
+            status != 0 and out == b"" and "--kind fuse" in err, err)
     for kind, layouts in amq.LAYOUTS.items():
         r.equal(f"amq.{kind} builds each of its layouts",
-                [getattr(amq, kind)(keys, layout=layout).layout for layout in layouts],
+                [getattr(amq, kind)(keys, **sized(getattr(amq, kind), layout)).layout
+                 for layout in layouts],
                 list(layouts))
 
 
@@ -1373,8 +1441,9 @@ def every_variant():
     filters = []
     for layout in BLOOM_LAYOUTS:
         filters.append(amq.bloom(range(60), 0.05, 25 if layout == "scalable" else None, layout))
-    for layout in CUCKOO_LAYOUTS:
-        filters.append(amq.cuckoo(range(60), 0.05, None, layout))
+    for build, layouts in BUILDERS[1:]:
+        for layout in layouts:
+            filters.append(build(range(60), 0.05, **sized(build, layout)))
     return [bytes(f) for f in filters]
 
 
@@ -1404,7 +1473,8 @@ def sqlite_verdict(con, data):
     """SQLite's message for data read as a filter (bloom_info or cuckoo_info,
     by the kind byte), without the "FUNCTION: filter: " it starts with; None
     when it reads."""
-    fn = "cuckoo_info" if len(data) > 5 and data[5] == 2 else "bloom_info"
+    kind = amq.KINDS[data[5] - 1] if len(data) > 5 and 1 <= data[5] <= len(amq.KINDS) else "bloom"
+    fn = SQL[kind, "INFO"]
     try:
         con.execute(f"SELECT {fn}(?)", (data,)).fetchone()
     except sqlite3.OperationalError as e:
