@@ -43,7 +43,19 @@ $(EXACT_BENCH): bench/exact_bench.c bench/bench_clock.h $(CORE_OBJ) $(CORE_HDR)
 bench-exact: $(EXACT_BENCH)
 	$(EXACT_BENCH)
 
-TEST_BINARIES += $(CORE_BENCH) $(CUCKOO_BENCH) $(EXACT_BENCH)
+# The binary fuse filter against the blocked Bloom filter at fuse's rates:
+# bits, rate, build and probe (issue #34). FUSE_BENCH_ARGS: e.g. "1e6".
+FUSE_BENCH := $(BUILD)/bench/fuse_bench
+
+$(FUSE_BENCH): bench/fuse_bench.c bench/bench_clock.h $(CORE_OBJ) $(CORE_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g -D_GNU_SOURCE $(WARN) -Icore $< $(CORE_OBJ) -lm -o $@
+
+.PHONY: bench-fuse
+bench-fuse: $(FUSE_BENCH)
+	$(FUSE_BENCH) $(FUSE_BENCH_ARGS)
+
+TEST_BINARIES += $(CORE_BENCH) $(CUCKOO_BENCH) $(EXACT_BENCH) $(FUSE_BENCH)
 
 # This build against the previous release (bench/release/): the per-probe cost
 # in SQLite and PostgreSQL, side by side in one run.

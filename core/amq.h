@@ -313,6 +313,8 @@ amq_layout amq_default_layout(amq_kind kind, double fpr);
  * cuckoo filters. */
 amq_status amq_parse_layout(amq_kind kind, const char *name, size_t len, amq_layout *out,
 			    amq_error *err);
+/* What to pass as a layout of kind: the hint of an unknown layout name. */
+const char *amq_layouts_hint(amq_kind kind);
 
 /* ---- the serialized form (format.c, docs/FORMAT.md) ---- */
 
@@ -397,6 +399,11 @@ amq_status amq_filter_add_to(amq_filter *f, uint64_t hash, const amq_allocator *
 amq_status amq_filter_add_collected(amq_filter *f, const uint64_t *keys, size_t n,
 				    const amq_allocator *a, amq_error *err);
 bool amq_filter_contains(const amq_filter *f, uint64_t hash);
+/* Whether verifying the filter these bytes' header names decodes every cell
+ * (a cuckoo filter counts its slots), so that recognising bytes verified
+ * before, by comparing them with a kept copy, costs less than verifying
+ * them again at any size; false for bytes that name no layout. */
+bool amq_verify_reads_cells(const void *buf, size_t size);
 /* The test amq_filter_contains runs for f on this CPU, for callers that probe
  * one filter many times without choosing the variant on every probe. */
 amq_probe amq_filter_probe_for(const amq_filter *f);

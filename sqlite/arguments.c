@@ -9,9 +9,10 @@
 #include <stdarg.h>
 #include <string.h>
 
-/* Bloom filters up to this size are recognised by a compare with a kept
- * copy (filter_argument); larger ones are verified again. */
-#define CACHED_BLOOM_BYTES ((size_t)1 << 20)
+/* Filters up to this size are recognised by a compare with a kept copy
+ * (filter_argument); larger ones are verified again, unless verifying
+ * decodes every cell. */
+#define CACHED_BYTES ((size_t)1 << 20)
 
 /* Core allocations go through SQLite's allocator so that a finished filter
  * can become a result with sqlite3_free as its destructor. */
@@ -257,19 +258,12 @@ bool filter_argument(sqlite3_context *ctx, sqlite3_value *v, const char *name, a
 	size_t size = (size_t)sqlite3_value_bytes(v);
 	/* Bytes identical to a filter that passed need no second look
 	 * (verification is a function of the bytes alone), and comparing them
-	 * with the connection's kept copy is cheaper than a cuckoo filter's
-	 * check, which counts every slot, and than a small Bloom filter's
-	 * checksum. A Bloom filter past the caches verifies in one pass at the
-	 * speed of reading it, where the compare reads it and the copy. */
-	bool recognise = false;
-	switch (fn_kind(ctx)) {
-	case AMQ_KIND_BLOOM:
-		recognise = size <= CACHED_BLOOM_BYTES;
-		break;
-	case AMQ_KIND_CUCKOO:
-		recognise = true;
-		break;
-	}
+	 * with the connection's kept copy is cheaper than a check that decodes
+	 * every cell (a cuckoo filter's counts every slot) and than a small
+	 * filter's checksum. A filter past the caches whose check is only the
+	 * checksum verifies in one pass at the speed of reading it, where the
+	 * compare reads it and the copy. */
+	bool recognise = size <= CACHED_BYTES || amq_verify_reads_cells(bytes, size);
 	struct amq_connection *conn = function_data(ctx)->conn;
 	bool trusted = recognise && connection_knows_verified(conn, bytes, size);
 	amq_error err;
@@ -373,11 +367,10 @@ bool core_ok(sqlite3_context *ctx, amq_status st, const amq_error *err)
 bool fpr_argument(sqlite3_context *ctx, sqlite3_value *v, amq_sql_sizing *s)
 {
 	int type = sqlite3_value_type(v);
-	if (type != SQLITE_INTEGER && type != SQLITE_FLOAT) {
-		report_usage_error(ctx, "fpr must be a number, got %s", value_type_name(v));
-		return false;
-	}
 	amq_error err;
+	if (type != SQLITE_INTEGER && type != SQLITE_FLOAT)
+		return core_ok(ctx, amq_sql_argument_type(s, "fpr", value_type_name(v), &err),
+			       &err);
 	return core_ok(ctx, amq_sql_set_fpr(s, sqlite3_value_double(v), &err), &err);
 }
 
@@ -413,31 +406,30 @@ char *value_shown(sqlite3_value *v)
 bool capacity_argument(sqlite3_context *ctx, sqlite3_value *v, amq_sql_sizing *s)
 {
 	int64_t n;
+	amq_error err;
 	if (!integral_value(v, &n)) {
 		char *got = value_shown(v);
 		if (got != NULL)
-			report_usage_error(ctx, "capacity must be an integer, got %s", got);
+			core_ok(ctx, amq_sql_argument_type(s, "capacity", got, &err), &err);
 		else
 			sqlite3_result_error_nomem(ctx);
 		sqlite3_free(got);
 		return false;
 	}
-	amq_error err;
 	return core_ok(ctx, amq_sql_set_capacity(s, n, &err), &err);
 }
 
 bool layout_argument(sqlite3_context *ctx, sqlite3_value *v, amq_sql_sizing *s)
 {
-	if (sqlite3_value_type(v) != SQLITE_TEXT) {
-		report_usage_error(ctx, "layout must be text, got %s", value_type_name(v));
-		return false;
-	}
+	amq_error err;
+	if (sqlite3_value_type(v) != SQLITE_TEXT)
+		return core_ok(ctx, amq_sql_argument_type(s, "layout", value_type_name(v), &err),
+			       &err);
 	const unsigned char *name = sqlite3_value_text(v);
 	if (name == NULL) {
 		sqlite3_result_error_nomem(ctx);
 		return false;
 	}
-	amq_error err;
 	return core_ok(
 	    ctx, amq_sql_set_layout(s, (const char *)name, (size_t)sqlite3_value_bytes(v), &err),
 	    &err);
@@ -445,13 +437,11 @@ bool layout_argument(sqlite3_context *ctx, sqlite3_value *v, amq_sql_sizing *s)
 
 bool expansion_argument(sqlite3_context *ctx, sqlite3_value *v, amq_sql_sizing *s)
 {
-	if (sqlite3_value_type(v) != SQLITE_INTEGER) {
-		report_usage_error(ctx, "expansion must be an integer, got %s", value_type_name(v));
-		return false;
-	}
 	amq_error err;
-	return core_ok(ctx, amq_sql_set_expansion(s, fn_name(ctx), sqlite3_value_int64(v), &err),
-		       &err);
+	if (sqlite3_value_type(v) != SQLITE_INTEGER)
+		return core_ok(ctx, amq_sql_argument_type(s, "expansion", value_type_name(v), &err),
+			       &err);
+	return core_ok(ctx, amq_sql_set_expansion(s, sqlite3_value_int64(v), &err), &err);
 }
 
 void result_filter(sqlite3_context *ctx, amq_filter *f)

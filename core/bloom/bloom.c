@@ -303,9 +303,8 @@ amq_status amq_bloom_check_hashes(const amq_filter *f, uint32_t max_hashes, cons
 				  amq_error *err)
 {
 	if (f->hashes < 1 || f->hashes > max_hashes || f->hashes > f->cells)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%s%u hash functions for %llu bits", prefix, f->hashes,
-				(unsigned long long)f->cells);
+		return amq_not_a_filter(err, "%s%u hash functions for %llu bits", prefix, f->hashes,
+					(unsigned long long)f->cells);
 	return AMQ_OK;
 }
 
@@ -323,8 +322,7 @@ static amq_status blocked_check_header(const amq_filter *f, const char *prefix, 
 static amq_status bits_verify(const amq_filter *f, const char *prefix, amq_error *err)
 {
 	if (!amq_tail_is_zero(f, f->cells))
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%sbits set past the end of the filter", prefix);
+		return amq_not_a_filter(err, "%sbits set past the end of the filter", prefix);
 	return AMQ_OK;
 }
 

@@ -63,8 +63,7 @@ static uint64_t counting_payload_size(uint32_t hashes, uint64_t cells)
 static amq_status counting_verify(const amq_filter *f, const char *prefix, amq_error *err)
 {
 	if (!amq_tail_is_zero(f, f->cells * 4))
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%sbits set past the last counter", prefix);
+		return amq_not_a_filter(err, "%sbits set past the last counter", prefix);
 	return AMQ_OK;
 }
 

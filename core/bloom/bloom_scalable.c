@@ -129,13 +129,12 @@ static uint64_t scalable_payload_size(uint32_t hashes, uint64_t cells)
 static amq_status scalable_check_header(const amq_filter *f, const char *prefix, amq_error *err)
 {
 	if (f->hashes != 0)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%sa scalable bloom header has %u hashes where its links keep them",
-				prefix, f->hashes);
+		return amq_not_a_filter(
+		    err, "%sa scalable bloom header has %u hashes where its links keep them",
+		    prefix, f->hashes);
 	if (f->cells < 2)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%sa scalable bloom filter of %llu lines has no link", prefix,
-				(unsigned long long)f->cells);
+		return amq_not_a_filter(err, "%sa scalable bloom filter of %llu lines has no link",
+					prefix, (unsigned long long)f->cells);
 	return AMQ_OK;
 }
 
@@ -153,14 +152,15 @@ static amq_status scalable_check_payload(const amq_filter *f, const char *prefix
 	if (!(fpr > 0.0 && fpr < 1.0) || capacity == 0 || expansion < 1 ||
 	    expansion > AMQ_SCALABLE_MAX_EXPANSION || links < 1 || links > AMQ_SCALABLE_MAX_LINKS ||
 	    !reserved_zero)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%sbad scalable chain header (fpr %g, capacity %llu, expansion %u, "
-				"%u links)",
-				prefix, fpr, (unsigned long long)capacity, expansion, links);
+		return amq_not_a_filter(
+		    err,
+		    "%sbad scalable chain header (fpr %g, capacity %llu, expansion %u, "
+		    "%u links)",
+		    prefix, fpr, (unsigned long long)capacity, expansion, links);
 	if (f->payload_size < first_bits(links))
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%sthe table of %u scalable links lies past the end of the filter",
-				prefix, links);
+		return amq_not_a_filter(
+		    err, "%sthe table of %u scalable links lies past the end of the filter", prefix,
+		    links);
 	uint64_t at = first_bits(links), items = 0;
 	for (uint32_t i = 0; i < links; i++) {
 		link l = link_at(f, i, at);
@@ -170,20 +170,19 @@ static amq_status scalable_check_payload(const amq_filter *f, const char *prefix
 		if (l.capacity == 0 || l.bits.cells == 0 || l.bits.cells % AMQ_BLOCK_BITS != 0 ||
 		    l.bits.hashes < 1 || l.bits.hashes > AMQ_BLOOM_BLOCKED_MAX_HASHES ||
 		    l.bits.payload_size > f->payload_size - at || !zero)
-			return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-					"%sbad scalable link %u (%llu bits, %u hashes)", prefix, i,
-					(unsigned long long)l.bits.cells, l.bits.hashes);
+			return amq_not_a_filter(
+			    err, "%sbad scalable link %u (%llu bits, %u hashes)", prefix, i,
+			    (unsigned long long)l.bits.cells, l.bits.hashes);
 		items = items + l.bits.items < items ? UINT64_MAX : items + l.bits.items;
 		at = next_link(&l, at);
 	}
 	if (at != f->payload_size)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%sscalable links end at byte %llu of a %llu-byte payload", prefix,
-				(unsigned long long)at, (unsigned long long)f->payload_size);
+		return amq_not_a_filter(
+		    err, "%sscalable links end at byte %llu of a %llu-byte payload", prefix,
+		    (unsigned long long)at, (unsigned long long)f->payload_size);
 	if (items != f->items)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%sheader counts %llu items, links hold %llu", prefix,
-				(unsigned long long)f->items, (unsigned long long)items);
+		return amq_not_a_filter(err, "%sheader counts %llu items, links hold %llu", prefix,
+					(unsigned long long)f->items, (unsigned long long)items);
 	return AMQ_OK;
 }
 

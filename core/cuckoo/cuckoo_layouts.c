@@ -218,13 +218,12 @@ static uint64_t payload_size(const cuckoo_shape *shape, uint32_t hashes, uint64_
 static amq_status check_header(const amq_filter *f, const char *prefix, amq_error *err)
 {
 	if (f->hashes < AMQ_CUCKOO_MIN_FINGERPRINT || f->hashes > AMQ_CUCKOO_MAX_FINGERPRINT)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%s%u-bit fingerprints", prefix, f->hashes);
+		return amq_not_a_filter(err, "%s%u-bit fingerprints", prefix, f->hashes);
 	uint32_t slots = amq_cuckoo_bucket_size(f);
 	if (f->cells <= ((uint64_t)1 << 36) && f->items > f->cells * slots)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%s%llu items in %llu slots", prefix, (unsigned long long)f->items,
-				(unsigned long long)(f->cells * slots));
+		return amq_not_a_filter(err, "%s%llu items in %llu slots", prefix,
+					(unsigned long long)f->items,
+					(unsigned long long)(f->cells * slots));
 	return AMQ_OK;
 }
 
@@ -235,17 +234,17 @@ static amq_status count_semisorted(const cuckoo_table *t, uint64_t *occupied, co
 {
 	for (uint64_t i = 0; i < t->buckets; i++) {
 		if (amq_semisorted_code_at(t, i) >= AMQ_SEMISORT_CODES)
-			return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-					"%ssemi-sorted bucket %llu has code %u, past the last, %d",
-					prefix, (unsigned long long)i, amq_semisorted_code_at(t, i),
-					AMQ_SEMISORT_CODES - 1);
+			return amq_not_a_filter(
+			    err, "%ssemi-sorted bucket %llu has code %u, past the last, %d", prefix,
+			    (unsigned long long)i, amq_semisorted_code_at(t, i),
+			    AMQ_SEMISORT_CODES - 1);
 		uint32_t fps[4];
 		amq_semisorted_load(t, i, fps);
 		for (int j = 0; j < 4; j++) {
 			if (j > 0 && fps[j] < fps[j - 1])
-				return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-						"%ssemi-sorted bucket %llu is out of order", prefix,
-						(unsigned long long)i);
+				return amq_not_a_filter(err,
+							"%ssemi-sorted bucket %llu is out of order",
+							prefix, (unsigned long long)i);
 			*occupied += fps[j] != 0;
 		}
 	}
@@ -259,8 +258,7 @@ static amq_status verify(const amq_filter *f, const char *prefix, amq_error *err
 	cuckoo_table t = amq_cuckoo_table(f);
 	uint64_t occupied = 0;
 	if (!amq_tail_is_zero(f, t.buckets * bucket_bits(t.slots, t.semisorted, t.bits)))
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%sbits set past the last cuckoo slot", prefix);
+		return amq_not_a_filter(err, "%sbits set past the last cuckoo slot", prefix);
 	if (t.semisorted) {
 		amq_status st = count_semisorted(&t, &occupied, prefix, err);
 		if (st != AMQ_OK)
@@ -270,9 +268,8 @@ static amq_status verify(const amq_filter *f, const char *prefix, amq_error *err
 			occupied += amq_field_get(t.payload, bit, t.bits) != 0;
 	}
 	if (occupied != f->items)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%sheader counts %llu items, slots hold %llu", prefix,
-				(unsigned long long)f->items, (unsigned long long)occupied);
+		return amq_not_a_filter(err, "%sheader counts %llu items, slots hold %llu", prefix,
+					(unsigned long long)f->items, (unsigned long long)occupied);
 	return AMQ_OK;
 }
 
@@ -368,8 +365,8 @@ CUCKOO_DEFAULT_COST(b8, AMQ_LAYOUT_CUCKOO_B8)
 		.format_version = VERSION, .slots = SLOTS, .cell_name = "buckets",                 \
 		.order_free = false, .default_cost = DEFAULT_COST, .shape = &name##_shape,         \
 		.cell_bits = name##_cell_bits, .payload_size = name##_payload_size,                \
-		.check_header = check_header, .verify = verify, .size = name##_size,               \
-		.add = name##_add, .contains = amq_cuckoo_##name##_contains,                       \
+		.check_header = check_header, .verify = verify, .verify_reads_cells = true,        \
+		.size = name##_size, .add = name##_add, .contains = amq_cuckoo_##name##_contains,  \
 		.probe_for = name##_probe_for, .remove = name##_remove,                            \
 		.frequency = name##_frequency, .expected_fpr = amq_cuckoo_expected_fpr,            \
 		.estimate_items = estimate_items, .info = info,                                    \

@@ -63,22 +63,18 @@ static amq_status header_variant(const uint8_t *b, const char *prefix, const amq
 		    "reads versions 1 to %u)",
 		    prefix == DEFAULT_PREFIX ? "" : prefix, version, amq_format_version());
 	if (version < 1)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%sformat version 0 does not exist", prefix);
+		return amq_not_a_filter(err, "%sformat version 0 does not exist", prefix);
 	if (!known_kind((amq_kind)kind))
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT, "%sunknown kind %u",
-				prefix, kind);
+		return amq_not_a_filter(err, "%sunknown kind %u", prefix, kind);
 	const amq_variant *v = amq_variant_find((amq_kind)kind, (amq_layout)layout);
 	if (v == NULL)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%sunknown %s layout %u", prefix, amq_kind_name((amq_kind)kind),
-				layout);
+		return amq_not_a_filter(err, "%sunknown %s layout %u", prefix,
+					amq_kind_name((amq_kind)kind), layout);
 	/* A layout is written with the first format version that has it, so
 	 * an older version naming it was not written by amq. */
 	if (version < v->format_version)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%sformat version %u has no %s %s layout", prefix, version,
-				v->layout_name, v->kind_name);
+		return amq_not_a_filter(err, "%sformat version %u has no %s %s layout", prefix,
+					version, v->layout_name, v->kind_name);
 	*out = v;
 	return AMQ_OK;
 }
@@ -89,12 +85,11 @@ static amq_status open_filter(amq_filter *f, const void *buf, size_t size, const
 {
 	const uint8_t *b = buf;
 	if (b == NULL || size < AMQ_HEADER_BYTES)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%sa %zu-byte value is shorter than the %d-byte header", prefix,
-				b == NULL ? (size_t)0 : size, AMQ_HEADER_BYTES);
+		return amq_not_a_filter(err,
+					"%sa %zu-byte value is shorter than the %d-byte header",
+					prefix, b == NULL ? (size_t)0 : size, AMQ_HEADER_BYTES);
 	if (memcmp(b + OFF_MAGIC, MAGIC, sizeof(MAGIC)) != 0)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT, "%sbad magic bytes",
-				prefix);
+		return amq_not_a_filter(err, "%sbad magic bytes", prefix);
 	const amq_variant *v = NULL;
 	amq_status st = header_variant(b, prefix, &v, err);
 	if (st != AMQ_OK)
@@ -118,33 +113,29 @@ static amq_status open_filter(amq_filter *f, const void *buf, size_t size, const
 		return st;
 	uint32_t slots = amq_load32le(b + OFF_SLOTS);
 	if (slots != v->slots)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%s%u slots per bucket where a %s %s filter has %u", prefix, slots,
-				v->layout_name, v->kind_name, v->slots);
+		return amq_not_a_filter(err, "%s%u slots per bucket where a %s %s filter has %u",
+					prefix, slots, v->layout_name, v->kind_name, v->slots);
 	if (b[OFF_VERSION] >= AMQ_FAMILIES_FORMAT_VERSION) {
 		h.families = b[OFF_FAMILIES];
 		if (h.families > AMQ_FAMILIES_ALL)
-			return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-					"%sunknown value families 0x%02x", prefix, h.families);
+			return amq_not_a_filter(err, "%sunknown value families 0x%02x", prefix,
+						h.families);
 	} else if (b[OFF_FAMILIES] != 0) {
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%sreserved header bytes are not zero", prefix);
+		return amq_not_a_filter(err, "%sreserved header bytes are not zero", prefix);
 	}
 	for (int i = OFF_RESERVED; i < OFF_CHECKSUM; i++)
 		if (b[i] != 0)
-			return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-					"%sreserved header bytes are not zero", prefix);
+			return amq_not_a_filter(err, "%sreserved header bytes are not zero",
+						prefix);
 
 	uint64_t expected = amq_payload_size(h.kind, h.layout, h.hashes, h.cells);
 	if (expected == 0)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%simpossible size of %llu %s", prefix, (unsigned long long)h.cells,
-				v->cell_name);
+		return amq_not_a_filter(err, "%simpossible size of %llu %s", prefix,
+					(unsigned long long)h.cells, v->cell_name);
 	if (h.payload_size != expected)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%sheader gives %llu payload bytes where its parameters need %llu",
-				prefix, (unsigned long long)h.payload_size,
-				(unsigned long long)expected);
+		return amq_not_a_filter(
+		    err, "%sheader gives %llu payload bytes where its parameters need %llu", prefix,
+		    (unsigned long long)h.payload_size, (unsigned long long)expected);
 	if (size - AMQ_HEADER_BYTES != h.payload_size)
 		return amq_fail(err, AMQ_INVALID_FILTER,
 				"the value was truncated or padded; rebuild it",

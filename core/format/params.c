@@ -72,3 +72,9 @@ amq_status amq_parse_layout(amq_kind kind, const char *name, size_t len, amq_lay
 	return amq_fail(err, AMQ_INVALID_ARGUMENT, first->layouts_hint, "unknown %s layout '%.*s'",
 			first->kind_name, shown, name);
 }
+
+const char *amq_layouts_hint(amq_kind kind)
+{
+	const amq_variant *first = amq_variant_first_of(kind);
+	return first != NULL ? first->layouts_hint : "";
+}

@@ -7,6 +7,7 @@
  */
 #include "format/variant.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,6 +30,56 @@ static const amq_variant *const rows[] = {
     &amq_variant_bloom_scalable, &amq_variant_cuckoo_b4,	 &amq_variant_cuckoo_b2,
     &amq_variant_cuckoo_b8,	 &amq_variant_cuckoo_semisorted, &amq_variant_fuse_binary,
 };
+
+amq_status amq_not_a_filter(amq_error *err, const char *fmt, ...)
+{
+	if (err == NULL)
+		return AMQ_INVALID_FILTER;
+	err->status = AMQ_INVALID_FILTER;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err->message, sizeof(err->message), fmt, ap);
+	va_end(ap);
+	/* The functions that make filters: "<kind>_agg" for every kind, and
+	 * "<kind>_new" where some layout of it takes adds, the last after "or". */
+	const char *names[2 * sizeof(rows) / sizeof(rows[0])];
+	char suffix[2 * sizeof(rows) / sizeof(rows[0])];
+	size_t n = 0;
+	for (size_t i = 0; i < amq_variant_count(); i++) {
+		const amq_variant *v = rows[i];
+		bool first = amq_variant_first_of(v->kind) == v;
+		if (first) {
+			names[n] = v->kind_name;
+			suffix[n++] = 'a';
+		}
+		bool adds = v->add != NULL || v->add_grow != NULL;
+		bool named_new = false;
+		for (size_t j = 0; j < i; j++)
+			named_new |=
+			    rows[j]->kind == v->kind && (rows[j]->add || rows[j]->add_grow);
+		if (adds && !named_new) {
+			names[n] = v->kind_name;
+			suffix[n++] = 'n';
+		}
+	}
+	size_t at = (size_t)snprintf(err->hint, sizeof(err->hint), "pass a value built by");
+	for (size_t i = 0; i < n && at < sizeof(err->hint); i++)
+		at += (size_t)snprintf(err->hint + at, sizeof(err->hint) - at, "%s %s_%s",
+				       i == 0	    ? ""
+				       : i + 1 == n ? " or"
+						    : ",",
+				       names[i], suffix[i] == 'a' ? "agg" : "new");
+	return AMQ_INVALID_FILTER;
+}
+
+bool amq_verify_reads_cells(const void *buf, size_t size)
+{
+	const uint8_t *b = buf;
+	if (b == NULL || size < AMQ_HEADER_BYTES)
+		return false;
+	const amq_variant *v = amq_variant_find((amq_kind)b[5], (amq_layout)b[6]);
+	return v != NULL && v->verify_reads_cells;
+}
 
 size_t amq_variant_count(void)
 {

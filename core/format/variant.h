@@ -53,8 +53,12 @@
 
 #include "base/internal.h"
 
-/* The hint of every message about bytes that are no filter amq wrote. */
-#define AMQ_NOT_A_FILTER_HINT "pass a value built by bloom_agg, bloom_new, cuckoo_agg or cuckoo_new"
+/* Fails with AMQ_INVALID_FILTER, the message fmt formats and the hint of
+ * every message about bytes that are no filter amq wrote: "pass a value
+ * built by bloom_agg, bloom_new, ...", each kind's aggregate, and its _new
+ * where a layout of the kind takes adds, from the registry. */
+amq_status amq_not_a_filter(amq_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 typedef struct amq_variant {
 	/* ---- identity: what the header says and what SQL calls it ---- */
@@ -97,6 +101,11 @@ typedef struct amq_variant {
 	amq_status (*check_payload)(const amq_filter *f, const char *prefix, amq_error *err);
 	/* O(size) payload rules, run after the checksum matched. NULL: none. */
 	amq_status (*verify)(const amq_filter *f, const char *prefix, amq_error *err);
+	/* verify decodes every cell (cuckoo counts its slots), which costs more
+	 * than comparing the bytes with a copy of ones verified before: an
+	 * adapter that keeps such copies keeps them at any size
+	 * (amq_verify_reads_cells). */
+	bool verify_reads_cells;
 	/* The hashes and cells of a filter for capacity items at fpr. */
 	amq_status (*size)(uint64_t capacity, double fpr, uint32_t *hashes, uint64_t *cells,
 			   amq_error *err);

@@ -148,13 +148,12 @@ static uint64_t payload_size(uint32_t hashes, uint64_t cells)
 static amq_status check_header(const amq_filter *f, const char *prefix, amq_error *err)
 {
 	if (f->hashes != 8 && f->hashes != 16)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%s%u-bit fingerprints where a binary fuse filter has 8 or 16",
-				prefix, f->hashes);
+		return amq_not_a_filter(
+		    err, "%s%u-bit fingerprints where a binary fuse filter has 8 or 16", prefix,
+		    f->hashes);
 	if (f->items > f->cells)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%s%llu items in %llu slots", prefix, (unsigned long long)f->items,
-				(unsigned long long)f->cells);
+		return amq_not_a_filter(err, "%s%llu items in %llu slots", prefix,
+					(unsigned long long)f->items, (unsigned long long)f->cells);
 	return AMQ_OK;
 }
 
@@ -164,13 +163,11 @@ static amq_status check_payload(const amq_filter *f, const char *prefix, amq_err
 {
 	uint32_t length = amq_load32le(f->payload);
 	if (length == 0 || (length & (length - 1)) != 0 || length > FUSE_MAX_SEGMENT_LENGTH)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%ssegment length %u is not a power of two up to %u", prefix,
-				length, FUSE_MAX_SEGMENT_LENGTH);
+		return amq_not_a_filter(err, "%ssegment length %u is not a power of two up to %u",
+					prefix, length, FUSE_MAX_SEGMENT_LENGTH);
 	if (f->cells % length != 0 || f->cells / length < 3)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%s%llu slots are not three or more segments of %u", prefix,
-				(unsigned long long)f->cells, length);
+		return amq_not_a_filter(err, "%s%llu slots are not three or more segments of %u",
+					prefix, (unsigned long long)f->cells, length);
 	return AMQ_OK;
 }
 
@@ -178,12 +175,12 @@ static amq_status check_payload(const amq_filter *f, const char *prefix, amq_err
 static amq_status verify(const amq_filter *f, const char *prefix, amq_error *err)
 {
 	if (f->items == 0 && amq_load32le(f->payload + 4) != 0)
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%san empty binary fuse filter with construction seed %u", prefix,
-				amq_load32le(f->payload + 4));
+		return amq_not_a_filter(err,
+					"%san empty binary fuse filter with construction seed %u",
+					prefix, amq_load32le(f->payload + 4));
 	if (f->items == 0 && !amq_tail_is_zero(f, 8 * FUSE_PREFIX))
-		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%san empty binary fuse filter with fingerprints set", prefix);
+		return amq_not_a_filter(err, "%san empty binary fuse filter with fingerprints set",
+					prefix);
 	return AMQ_OK;
 }
 

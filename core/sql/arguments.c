@@ -6,6 +6,8 @@
  */
 #include "sql/arguments.h"
 
+#include <string.h>
+
 void amq_sql_sizing_init(amq_sql_sizing *s, amq_kind kind)
 {
 	*s = (amq_sql_sizing){.kind = kind, .fpr = AMQ_SQL_DEFAULT_FPR};
@@ -34,15 +36,34 @@ amq_status amq_sql_set_layout(amq_sql_sizing *s, const char *name, size_t len, a
 	return st;
 }
 
-amq_status amq_sql_set_expansion(amq_sql_sizing *s, const char *function, int64_t expansion,
-				 amq_error *err)
+amq_status amq_sql_set_expansion(amq_sql_sizing *s, int64_t expansion, amq_error *err)
 {
 	if (expansion < 1 || expansion > AMQ_SCALABLE_MAX_EXPANSION)
 		return amq_fail(err, AMQ_INVALID_ARGUMENT, "",
-				"%s: expansion must be between 1 and %d, got %lld", function,
+				"expansion must be between 1 and %d, got %lld",
 				AMQ_SCALABLE_MAX_EXPANSION, (long long)expansion);
 	s->expansion = (uint32_t)expansion;
 	return AMQ_OK;
+}
+
+amq_status amq_sql_argument_type(const amq_sql_sizing *s, const char *argument, const char *got,
+				 amq_error *err)
+{
+	static const struct {
+		const char *argument, *type, *hint;
+	} arguments[] = {
+	    {"fpr", "a number", "pass a false-positive rate such as 0.01 for 1%"},
+	    {"capacity", "an integer", "pass the number of distinct values the filter must hold"},
+	    {"layout", "text", NULL}, /* the kind's layouts */
+	    {"expansion", "an integer", "pass a growth factor such as 2"},
+	};
+	for (size_t i = 0; i < sizeof(arguments) / sizeof(arguments[0]); i++)
+		if (strcmp(arguments[i].argument, argument) == 0)
+			return amq_fail(err, AMQ_INVALID_ARGUMENT,
+					arguments[i].hint ? arguments[i].hint
+							  : amq_layouts_hint(s->kind),
+					"%s must be %s, got %s", argument, arguments[i].type, got);
+	return amq_fail(err, AMQ_INVALID_ARGUMENT, "", "%s: no such sizing argument", argument);
 }
 
 amq_layout amq_sql_layout(const amq_sql_sizing *s)

@@ -3,9 +3,11 @@
  * filter (bloom_new, cuckoo_new) or start a builder (bloom_agg, cuckoo_agg):
  * their defaults and their checks, once for both adapters, so a missing or a
  * bad fpr, capacity, layout or expansion reads the same in SQLite and
- * PostgreSQL. An adapter decodes each argument from its engine's value (type
- * errors are its own), hands it to the setter here in the order the SQL
- * function takes its arguments, and raises the error a setter fills.
+ * PostgreSQL. An adapter decodes each argument from its engine's value
+ * (amq_sql_argument_type words what it cannot decode), hands it to the
+ * setter here in the order the SQL function takes its arguments, and raises
+ * the error a setter fills. The messages name the argument, never the
+ * function: "fpr must be between 0 and 1 (exclusive), got 0".
  */
 #ifndef AMQ_SQL_ARGUMENTS_H
 #define AMQ_SQL_ARGUMENTS_H
@@ -37,9 +39,16 @@ amq_status amq_sql_set_capacity(amq_sql_sizing *s, int64_t capacity, amq_error *
 /* name[0..len) must be a layout of the kind (amq_parse_layout). */
 amq_status amq_sql_set_layout(amq_sql_sizing *s, const char *name, size_t len, amq_error *err);
 
-/* expansion must be 1 to AMQ_SCALABLE_MAX_EXPANSION; function is the SQL
- * name the message starts with. */
-amq_status amq_sql_set_expansion(amq_sql_sizing *s, const char *function, int64_t expansion,
+/* expansion must be 1 to AMQ_SCALABLE_MAX_EXPANSION. */
+amq_status amq_sql_set_expansion(amq_sql_sizing *s, int64_t expansion, amq_error *err);
+
+/* The error of a sizing argument the adapter cannot take as its type (a
+ * SQLite value of another type, PostgreSQL's NULL fpr): "<argument> must be
+ * a number | an integer | text, got <got>" with what to pass, where got is
+ * what came in the engine's words ("null", "text", "real 1.5"). argument:
+ * "fpr", "capacity", "layout" or "expansion". Like every message of a
+ * sizing argument it names no function, in any engine. */
+amq_status amq_sql_argument_type(const amq_sql_sizing *s, const char *argument, const char *got,
 				 amq_error *err);
 
 /* The layout given, else the kind's default for the fpr (amq_default_layout). */

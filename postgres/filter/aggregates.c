@@ -90,10 +90,10 @@ static amq_builder *new_builder(FunctionCallInfo fcinfo, amq_kind kind, MemoryCo
 
 	amq_sql_sizing_init(&s, kind);
 	if (PG_NARGS() > 2) {
-		if (PG_ARGISNULL(2))
-			ereport(ERROR, errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				errmsg("fpr must be a number, got null"),
-				errhint("Pass a false-positive rate such as 0.01 for 1%%."));
+		if (PG_ARGISNULL(2)) {
+			amq_sql_argument_type(&s, "fpr", "null", &err);
+			amq_pg_raise_as(&err, ERRCODE_NULL_VALUE_NOT_ALLOWED);
+		}
 		amq_pg_check(amq_sql_set_fpr(&s, PG_GETARG_FLOAT8(2), &err), &err);
 	}
 	if (PG_NARGS() > 3 && !PG_ARGISNULL(3))

@@ -23,6 +23,11 @@ static int status_sqlstate(amq_status status)
 
 void amq_pg_raise(const amq_error *err)
 {
+	amq_pg_raise_as(err, status_sqlstate(err->status));
+}
+
+void amq_pg_raise_as(const amq_error *err, int sqlstate)
+{
 	char hint[sizeof(err->hint) + 1];
 	size_t len = strnlen(err->hint, sizeof(err->hint) - 1);
 
@@ -38,9 +43,8 @@ void amq_pg_raise(const amq_error *err)
 	}
 	hint[len] = '\0';
 	if (len > 0)
-		ereport(ERROR, errcode(status_sqlstate(err->status)), errmsg("%s", err->message),
-			errhint("%s", hint));
-	ereport(ERROR, errcode(status_sqlstate(err->status)), errmsg("%s", err->message));
+		ereport(ERROR, errcode(sqlstate), errmsg("%s", err->message), errhint("%s", hint));
+	ereport(ERROR, errcode(sqlstate), errmsg("%s", err->message));
 }
 
 /* palloc in the context passed as ctx; NULL rather than an error on OOM. */

@@ -76,6 +76,9 @@ amq_pg_generic amq_pg_op_in, amq_pg_op_out, amq_pg_op_recv, amq_pg_op_send, amq_
  * core's message unchanged and its hint capitalised with a trailing period.
  */
 _Noreturn void amq_pg_raise(const amq_error *err);
+/* amq_pg_raise with the SQLSTATE given instead of the status's (a NULL
+ * argument's 22004). */
+_Noreturn void amq_pg_raise_as(const amq_error *err, int sqlstate);
 
 /* Raises unless st is AMQ_OK. */
 static inline void amq_pg_check(amq_status st, const amq_error *err)

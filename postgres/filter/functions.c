@@ -36,7 +36,7 @@ Datum amq_pg_op_new(FunctionCallInfo fcinfo, const amq_pg_call *call)
 		    amq_sql_set_layout(&s, VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name), &err), &err);
 	}
 	if (PG_NARGS() > 3)
-		amq_pg_check(amq_sql_set_expansion(&s, call->name, PG_GETARG_INT32(3), &err), &err);
+		amq_pg_check(amq_sql_set_expansion(&s, PG_GETARG_INT32(3), &err), &err);
 	amq_pg_check(amq_sql_create(&f, &s, &a, &err), &err);
 	PG_RETURN_POINTER(amq_pg_into_varlena(f.bytes, f.size));
 }

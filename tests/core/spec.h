@@ -39,6 +39,51 @@ static inline uint64_t spec_alt(uint64_t i, uint32_t fp, uint64_t nb)
 	return (spec_reduce(spec_mix64(fp), nb) + nb - i) % nb;
 }
 
+/* The k positions FORMAT.md gives hash h in a classic filter of m bits. */
+static inline void spec_positions(uint64_t m, uint32_t k, uint64_t h, uint64_t *out)
+{
+	uint64_t x = spec_reduce(h, m), y = spec_reduce(spec_mix64(h), m);
+	for (uint32_t i = 0; i < k; i++) {
+		if (i > 0) {
+			x = (x + y) % m;
+			y = (y + i) % m;
+		}
+		uint64_t p = x;
+		for (uint32_t j = 0; j < i; j++)
+			if (out[j] == p) {
+				p = (p + 1) % m;
+				j = (uint32_t)-1; /* start over: the next bit may be taken too */
+			}
+		out[i] = p;
+	}
+}
+
+/* Bit p of a payload: bit p % 8 of byte p / 8. */
+static inline bool spec_bit(const uint8_t *payload, uint64_t p)
+{
+	return (payload[p / 8] >> (p % 8)) & 1;
+}
+
+/* Slot `slot` of `bits`-bit fields, read bit by bit. */
+static inline uint32_t spec_slot(const uint8_t *payload, uint32_t bits, uint64_t slot)
+{
+	uint32_t fp = 0;
+	for (uint32_t b = 0; b < bits; b++) {
+		uint64_t n = slot * bits + b;
+		fp |= (uint32_t)((payload[n / 8] >> (n % 8)) & 1) << b;
+	}
+	return fp;
+}
+
+/* A little-endian 64-bit field of a header. */
+static inline uint64_t spec_le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
 /* Whether a binary fuse filter may hold h (docs/FORMAT.md, "Binary fuse"):
  * payload p of `slots` c-bit fingerprints after its 8-byte prefix, items
  * the header's. */
@@ -59,6 +104,46 @@ static inline bool spec_fuse_contains(const uint8_t *p, uint64_t slots, uint32_t
 		x ^= c == 8 ? p[8 + at[i]]
 			    : (uint32_t)p[8 + 2 * at[i]] | (uint32_t)p[9 + 2 * at[i]] << 8;
 	return x == (uint32_t)(g >> (64 - c));
+}
+
+/* Whether the filter in bytes (header and payload) may hold h, read as
+ * docs/FORMAT.md says for its kind and layout: 1 or 0, or -1 for a layout
+ * this file does not read (scalable Bloom, semi-sorted cuckoo). */
+static inline int spec_filter_contains(const uint8_t *bytes, uint64_t h)
+{
+	unsigned kind = bytes[5], layout = bytes[6], k = bytes[7];
+	uint64_t cells = spec_le64(bytes + 16), items = spec_le64(bytes + 24);
+	uint32_t slots = (uint32_t)(spec_le64(bytes + 40) & 0xffffffffu);
+	const uint8_t *p = bytes + 64;
+	if (kind == 1 && (layout == 0 || layout == 2)) { /* classic, counting */
+		uint64_t pos[32];
+		spec_positions(cells, k, h, pos);
+		for (uint32_t i = 0; i < k; i++)
+			if (layout == 0 ? !spec_bit(p, pos[i]) : spec_slot(p, 4, pos[i]) == 0)
+				return 0;
+		return 1;
+	}
+	if (kind == 1 && layout == 1) { /* blocked */
+		uint64_t block = spec_reduce(h, cells / 512), g = spec_mix64(h);
+		for (uint32_t i = 0; i < k; i++) {
+			uint64_t word = (g % 8 + i) % 8, bit = (g >> (3 + 6 * word)) % 64;
+			if (!spec_bit(p, block * 512 + word * 64 + bit))
+				return 0;
+		}
+		return 1;
+	}
+	if (kind == 2 && layout != 6) { /* plain cuckoo buckets */
+		uint32_t fp = spec_fingerprint(h, k);
+		uint64_t i1 = spec_reduce(h, cells), i2 = spec_alt(i1, fp, cells);
+		for (uint32_t j = 0; j < slots; j++)
+			if (spec_slot(p, k, i1 * slots + j) == fp ||
+			    spec_slot(p, k, i2 * slots + j) == fp)
+				return 1;
+		return 0;
+	}
+	if (kind == 3)
+		return spec_fuse_contains(p, cells, k, items, h);
+	return -1;
 }
 
 #endif

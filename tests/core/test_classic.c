@@ -16,30 +16,6 @@
 
 static const amq_allocator *A = &amq_malloc_allocator;
 
-/* The k positions FORMAT.md gives hash h in a filter of m bits. */
-static void spec_positions(uint64_t m, uint32_t k, uint64_t h, uint64_t *out)
-{
-	uint64_t x = spec_reduce(h, m), y = spec_reduce(spec_mix64(h), m);
-	for (uint32_t i = 0; i < k; i++) {
-		if (i > 0) {
-			x = (x + y) % m;
-			y = (y + i) % m;
-		}
-		uint64_t p = x;
-		for (uint32_t j = 0; j < i; j++)
-			if (out[j] == p) {
-				p = (p + 1) % m;
-				j = (uint32_t)-1; /* start over: the next bit may be taken too */
-			}
-		out[i] = p;
-	}
-}
-
-static bool spec_bit(const uint8_t *payload, uint64_t p)
-{
-	return (payload[p / 8] >> (p % 8)) & 1;
-}
-
 /* Whether every position of h is set in the filter's payload. */
 static bool spec_contains(const amq_filter *f, uint64_t h)
 {

@@ -28,17 +28,6 @@ static const amq_allocator *A = &amq_malloc_allocator;
 
 /* ---- the format as docs/FORMAT.md states it, written independently ---- */
 
-/* Slot `slot` read bit by bit: bit n of the payload is bit n % 8 of byte n / 8. */
-static uint32_t spec_slot(const uint8_t *payload, uint32_t bits, uint64_t slot)
-{
-	uint32_t fp = 0;
-	for (uint32_t b = 0; b < bits; b++) {
-		uint64_t n = slot * bits + b;
-		fp |= (uint32_t)((payload[n / 8] >> (n % 8)) & 1) << b;
-	}
-	return fp;
-}
-
 /* Writes fp into slot `slot` bit by bit. */
 static void spec_set_slot(uint8_t *payload, uint32_t bits, uint64_t slot, uint32_t fp)
 {

@@ -240,8 +240,8 @@ static void test_same_bytes(void)
 				} else {
 					CHECK(st == AMQ_OK, "%s %s: spilled: %s", v->kind_name,
 					      v->layout_name, err.message);
-					CHECK(got_size == want_size && want != NULL && got != NULL &&
-						  memcmp(got, want, want_size) == 0,
+					CHECK(got_size == want_size && want != NULL &&
+						  got != NULL && memcmp(got, want, want_size) == 0,
 					      "%s %s capacity %llu, %d parts: same bytes spilled",
 					      v->kind_name, v->layout_name,
 					      (unsigned long long)capacity, parts);

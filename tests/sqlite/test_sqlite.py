@@ -110,7 +110,13 @@ def fill(f, function="cuckoo_add", limit=None):
     return f, added, None
 
 
-NOT_A_FILTER = "pass a value built by bloom_agg, bloom_new, cuckoo_agg or cuckoo_new"
+# The hints of sizing arguments of the wrong type (core/sql/arguments.c).
+FPR_HINT = "pass a false-positive rate such as 0.01 for 1%"
+CAPACITY_HINT = "pass the number of distinct values the filter must hold"
+BLOOM_LAYOUTS_HINT = "use 'blocked' (the default), 'classic', 'counting' or 'scalable'"
+CUCKOO_LAYOUTS_HINT = ("use 'b2', 'b4' or 'b8' (fingerprints per bucket), or 'semisorted' (b4 "
+                       "with one bit less per item)")
+NOT_A_FILTER = "pass a value built by bloom_agg, bloom_new, cuckoo_agg, cuckoo_new or fuse_agg"
 
 # A number and a text test_bulk's random values never equal: seeds that give
 # a filter both families before its rows go in.
@@ -508,13 +514,13 @@ def test_errors():
     for value, text in (("0", "0"), ("1", "1"), ("-0.5", "-0.5"), ("1.5", "1.5"), ("0.0", "0")):
         expect_refused(value, bad_fpr(text), "bloom_new(10, {})", "cuckoo_new(10, {})",
                        "bloom_agg(1, {})", "cuckoo_agg(1, {}, 10)")
-    expect_error("SELECT bloom_new(10, '0.01')", "bloom_new: fpr must be a number, got text")
-    expect_error("SELECT cuckoo_new(10, X'01')", "cuckoo_new: fpr must be a number, got blob")
-    expect_error("SELECT bloom_agg(1, 'a')", "bloom_agg: fpr must be a number, got text")
-    expect_error("SELECT cuckoo_agg(1, NULL)", "cuckoo_agg: fpr must be a number, got null")
+    expect_error("SELECT bloom_new(10, '0.01')", f"fpr must be a number, got text: {FPR_HINT}")
+    expect_error("SELECT cuckoo_new(10, X'01')", f"fpr must be a number, got blob: {FPR_HINT}")
+    expect_error("SELECT bloom_agg(1, 'a')", f"fpr must be a number, got text: {FPR_HINT}")
+    expect_error("SELECT cuckoo_agg(1, NULL)", f"fpr must be a number, got null: {FPR_HINT}")
     # SQLite turns a NaN into NULL before any function sees it.
     check(one("SELECT bloom_new(10, ?)", (float("nan"),)) is None, "a NaN fpr arrives as NULL")
-    expect_error("SELECT bloom_agg(1, ?)", "bloom_agg: fpr must be a number, got null", (float("nan"),))
+    expect_error("SELECT bloom_agg(1, ?)", f"fpr must be a number, got null: {FPR_HINT}", (float("nan"),))
 
     # capacity.
     def bad_capacity(n):
@@ -523,13 +529,13 @@ def test_errors():
     for value in ("0", "-5"):
         expect_refused(value, bad_capacity(value), "bloom_new({}, 0.01)", "cuckoo_new({})",
                        "bloom_agg(1, 0.01, {})", "cuckoo_agg(1, 0.01, {})")
-    expect_error("SELECT bloom_new('10', 0.01)", "bloom_new: capacity must be an integer, got text")
-    expect_error("SELECT cuckoo_new(X'0a')", "cuckoo_new: capacity must be an integer, got blob")
-    expect_error("SELECT bloom_new(1.5, 0.01)", "bloom_new: capacity must be an integer, got real 1.5")
+    expect_error("SELECT bloom_new('10', 0.01)", f"capacity must be an integer, got text: {CAPACITY_HINT}")
+    expect_error("SELECT cuckoo_new(X'0a')", f"capacity must be an integer, got blob: {CAPACITY_HINT}")
+    expect_error("SELECT bloom_new(1.5, 0.01)", f"capacity must be an integer, got real 1.5: {CAPACITY_HINT}")
     expect_error("SELECT cuckoo_agg(1, 0.01, 2.25)",
-                 "cuckoo_agg: capacity must be an integer, got real 2.25")
+                 f"capacity must be an integer, got real 2.25: {CAPACITY_HINT}")
     expect_error("SELECT bloom_agg(1, 0.01, 1e19)",
-                 "bloom_agg: capacity must be an integer, got real 1e+19")
+                 f"capacity must be an integer, got real 1e+19: {CAPACITY_HINT}")
     too_large = re.compile(r"(bloom|cuckoo) filter would need (\d+) bytes, more than the 1 GiB "
                            r"limit: lower the capacity or raise the fpr")
     for sql in ("bloom_new(1e12, 0.01)", "bloom_new(9223372036854775807, 0.5)",
@@ -554,8 +560,8 @@ def test_errors():
                  "unknown bloom layout 'fancy': use 'blocked' (the default), 'classic', 'counting' or 'scalable'")
     expect_error("SELECT bloom_new(10, 0.01, 'Classic')",
                  "unknown bloom layout 'Classic': use 'blocked' (the default), 'classic', 'counting' or 'scalable'")
-    expect_error("SELECT bloom_new(10, 0.01, 1)", "bloom_new: layout must be text, got integer")
-    expect_error("SELECT bloom_new(10, 0.01, X'00')", "bloom_new: layout must be text, got blob")
+    expect_error("SELECT bloom_new(10, 0.01, 1)", f"layout must be text, got integer: {BLOOM_LAYOUTS_HINT}")
+    expect_error("SELECT bloom_new(10, 0.01, X'00')", f"layout must be text, got blob: {BLOOM_LAYOUTS_HINT}")
 
     # Argument counts are SQLite's business.
     expect_error("SELECT bloom_new(10)", "wrong number of arguments to function bloom_new()")
@@ -805,11 +811,11 @@ def test_layouts():
     for name in ("classic", "blocked", "counting", "B4", "b16", "Semisorted", ""):
         expect_error(f"SELECT cuckoo_agg(x, 0.01, NULL, '{name}') FROM lay",
                      f"unknown cuckoo layout '{name}': {cuckoo_hint}")
-    expect_error("SELECT bloom_agg(1, 0.01, 10, 4)", "bloom_agg: layout must be text, got integer")
-    expect_error("SELECT cuckoo_agg(1, 0.01, 10, X'00')", "cuckoo_agg: layout must be text, got blob")
+    expect_error("SELECT bloom_agg(1, 0.01, 10, 4)", f"layout must be text, got integer: {BLOOM_LAYOUTS_HINT}")
+    expect_error("SELECT cuckoo_agg(1, 0.01, 10, X'00')", f"layout must be text, got blob: {CUCKOO_LAYOUTS_HINT}")
     expect_error("SELECT bloom_agg(1, 0.01, 'x', 'classic')",
-                 "bloom_agg: capacity must be an integer, got text")
-    expect_error("SELECT bloom_agg(1, NULL, NULL, 'classic')", "bloom_agg: fpr must be a number, got null")
+                 f"capacity must be an integer, got text: {CAPACITY_HINT}")
+    expect_error("SELECT bloom_agg(1, NULL, NULL, 'classic')", f"fpr must be a number, got null: {FPR_HINT}")
     long_name = "x" * 100
     expect_error(f"SELECT bloom_new(10, 0.01, '{long_name}')",
                  f"unknown bloom layout '{'x' * 64}': {bloom_hint}")
@@ -965,9 +971,9 @@ def test_scalable():
                  "a blocked bloom filter does not grow, so it takes no expansion: "
                  "pass an expansion only with layout 'scalable'")
     expect_error("SELECT bloom_new(10, 0.01, 'scalable', 0)",
-                 "bloom_new: expansion must be between 1 and 32, got 0")
+                 "expansion must be between 1 and 32, got 0")
     expect_error("SELECT bloom_new(10, 0.01, 'scalable', '2')",
-                 "bloom_new: expansion must be an integer, got text")
+                 "expansion must be an integer, got text: pass a growth factor such as 2")
     expect_error("SELECT bloom_delete(?, 1)",
                  "a scalable bloom filter cannot delete values: "
                  "build the filter with layout 'counting' for that", (f,))
@@ -1030,7 +1036,7 @@ def test_cuckoo_layouts():
     expect_error("SELECT cuckoo_new(10, 0.01, 'b3')",
                  "unknown cuckoo layout 'b3': use 'b2', 'b4' or 'b8' (fingerprints per bucket), or "
                  "'semisorted' (b4 with one bit less per item)")
-    expect_error("SELECT cuckoo_new(10, 0.01, 4)", "cuckoo_new: layout must be text, got integer")
+    expect_error("SELECT cuckoo_new(10, 0.01, 4)", f"layout must be text, got integer: {CUCKOO_LAYOUTS_HINT}")
     check(one("SELECT cuckoo_new(10, 0.01, NULL)") is None, "a NULL layout gives NULL")
 
 
@@ -1255,7 +1261,7 @@ def test_bulk():
         for v in values[:1500]:
             u = one("SELECT cuckoo_add_unique(?, ?)", (u, v))
     distinct = len(set(values[:1500]))
-    copies = one(f"SELECT max(cuckoo_count(?, x)) FROM (SELECT x FROM bv WHERE id <= 1500)", (u,))
+    copies = one("SELECT max(cuckoo_count(?, x)) FROM (SELECT x FROM bv WHERE id <= 1500)", (u,))
     check(info(u, "cuckoo")["items"] <= distinct + 2 and copies == 1,
           f"twice over 1,500 values: {info(u, 'cuckoo')['items']} items for {distinct} distinct "
           "and the 2 seeds, "
