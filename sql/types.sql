@@ -34,7 +34,7 @@ SELECT ('\x' || repeat('00', 64))::bloom;
 SELECT :'c'::bloom;
 SELECT :'b'::cuckoo;
 -- Damaged bytes: version, a payload bit, a truncated and a padded value.
-SELECT ('\x414d514605' || substr(:'b', 13))::bloom;
+SELECT ('\x414d514606' || substr(:'b', 13))::bloom;
 SELECT (substr(:'b', 1, length(:'b') - 1) || '1')::bloom;
 SELECT substr(:'b', 1, length(:'b') - 2)::bloom;
 SELECT (:'b' || '00')::bloom;

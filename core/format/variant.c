@@ -15,6 +15,7 @@ extern const amq_variant amq_variant_bloom_classic;	/* bloom/bloom.c */
 extern const amq_variant amq_variant_bloom_blocked;	/* bloom/bloom.c */
 extern const amq_variant amq_variant_bloom_counting;	/* bloom/bloom_counting.c */
 extern const amq_variant amq_variant_bloom_scalable;	/* bloom/bloom_scalable.c */
+extern const amq_variant amq_variant_bloom_dleft;	/* bloom/bloom_dleft.c */
 extern const amq_variant amq_variant_cuckoo_b4;		/* cuckoo/cuckoo_layouts.c */
 extern const amq_variant amq_variant_cuckoo_b2;		/* cuckoo/cuckoo_layouts.c */
 extern const amq_variant amq_variant_cuckoo_b8;		/* cuckoo/cuckoo_layouts.c */
@@ -26,7 +27,7 @@ extern const amq_variant amq_variant_cuckoo_semisorted; /* cuckoo/cuckoo_layouts
 static const amq_variant *const rows[] = {
     &amq_variant_bloom_classic,	 &amq_variant_bloom_blocked,	 &amq_variant_bloom_counting,
     &amq_variant_bloom_scalable, &amq_variant_cuckoo_b4,	 &amq_variant_cuckoo_b2,
-    &amq_variant_cuckoo_b8,	 &amq_variant_cuckoo_semisorted,
+    &amq_variant_cuckoo_b8,	 &amq_variant_cuckoo_semisorted, &amq_variant_bloom_dleft,
 };
 
 size_t amq_variant_count(void)

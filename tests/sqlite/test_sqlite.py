@@ -462,7 +462,7 @@ def test_errors():
     version[4] = 9
     expect_error("SELECT bloom_contains(?, 1)",
                  "bloom_contains: filter: amq filter format version 9 was written by a newer amq (this build reads "
-                 "versions 1 to 4): upgrade amq here to read it, or rebuild the filter with "
+                 "versions 1 to 5): upgrade amq here to read it, or rebuild the filter with "
                  "this version", (bytes(version),))
 
     # The other kind of filter.
@@ -551,9 +551,9 @@ def test_errors():
 
     # layout.
     expect_error("SELECT bloom_new(10, 0.01, 'fancy')",
-                 "unknown bloom layout 'fancy': use 'blocked' (the default), 'classic', 'counting' or 'scalable'")
+                 "unknown bloom layout 'fancy': use 'blocked' (the default), 'classic', 'counting', 'dleft' or 'scalable'")
     expect_error("SELECT bloom_new(10, 0.01, 'Classic')",
-                 "unknown bloom layout 'Classic': use 'blocked' (the default), 'classic', 'counting' or 'scalable'")
+                 "unknown bloom layout 'Classic': use 'blocked' (the default), 'classic', 'counting', 'dleft' or 'scalable'")
     expect_error("SELECT bloom_new(10, 0.01, 1)", "bloom_new: layout must be text, got integer")
     expect_error("SELECT bloom_new(10, 0.01, X'00')", "bloom_new: layout must be text, got blob")
 
@@ -794,7 +794,7 @@ def test_layouts():
     check(one("SELECT cuckoo_agg(x, 0.01, 4000, 'b4') = cuckoo_agg(x, 0.01, 4000) FROM lay") == 1,
           "cuckoo_agg with a capacity and 'b4'")
     # Every rejected layout, with the exact message.
-    bloom_hint = "use 'blocked' (the default), 'classic', 'counting' or 'scalable'"
+    bloom_hint = "use 'blocked' (the default), 'classic', 'counting', 'dleft' or 'scalable'"
     cuckoo_hint = ("use 'b2', 'b4' or 'b8' (fingerprints per bucket), or 'semisorted' (b4 with one "
                    "bit less per item)")
     for name in ("fancy", "Blocked", "CLASSIC", "", "blocked ", "b4", "Counting"):
