@@ -29,7 +29,7 @@ core_version: str
 # its order: ("bloom", "cuckoo"). Filter.kind is one of them.
 KINDS: Tuple[str, ...]
 # Each kind's layouts, in the order of core's variant registry (read-only):
-# {"bloom": ("classic", "blocked", "counting", "scalable"),
+# {"bloom": ("classic", "blocked", "counting", "scalable", "dleft"),
 #  "cuckoo": ("b4", "b2", "b8", "semisorted")}.
 LAYOUTS: Mapping[str, Tuple[str, ...]]
 
