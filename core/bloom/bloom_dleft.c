@@ -361,8 +361,10 @@ static bool stored_twice(const amq_filter *f, unsigned i, uint64_t b, uint64_t a
 }
 
 /* Every bucket's used cells first and its free cells all zero bits; no
- * fingerprint stored twice; items at least the counters below 15 (equal to
- * their sum when none saturated); zero bits past the last cell. */
+ * fingerprint stored twice; items the sum of the counters when none
+ * saturated (a saturated counter stands for any number of adds, and deletes
+ * of its values lower items alone, so then there is no rule); zero bits past
+ * the last cell. */
 static amq_status dleft_verify(const amq_filter *f, const char *prefix, amq_error *err)
 {
 	uint64_t at = 0, w = cell_width(f), counted = 0, saturated = 0;
@@ -389,11 +391,10 @@ static amq_status dleft_verify(const amq_filter *f, const char *prefix, amq_erro
 			}
 		}
 	}
-	if (f->items < counted || (saturated == 0 && f->items != counted))
+	if (saturated == 0 && f->items != counted)
 		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
-				"%sheader gives %llu items where the counters hold %llu%s", prefix,
-				(unsigned long long)f->items, (unsigned long long)counted,
-				saturated ? " and more" : "");
+				"%sheader gives %llu items where the counters hold %llu", prefix,
+				(unsigned long long)f->items, (unsigned long long)counted);
 	if (!amq_tail_is_zero(f, at))
 		return amq_fail(err, AMQ_INVALID_FILTER, AMQ_NOT_A_FILTER_HINT,
 				"%sbits set past the last cell", prefix);
