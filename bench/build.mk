@@ -31,6 +31,19 @@ $(CUCKOO_BENCH): bench/cuckoo_bench.c bench/bench_clock.h $(CORE_OBJ) $(CORE_HDR
 bench-cuckoo: $(CUCKOO_BENCH)
 	$(CUCKOO_BENCH) $(CUCKOO_BENCH_ARGS)
 
+# The layouts that delete (counting, dleft, cuckoo b4): bytes, fpr, ns per
+# add, probe and delete, from the -O2 objects SQL runs. DELETE_BENCH_ARGS:
+# e.g. "--runs 1 1e6".
+DELETE_BENCH := $(BUILD)/bench/delete_bench
+
+$(DELETE_BENCH): bench/delete_bench.c bench/bench_clock.h $(CORE_OBJ) $(CORE_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g -D_GNU_SOURCE $(WARN) -Icore $< $(CORE_OBJ) -lm -o $@
+
+.PHONY: bench-delete
+bench-delete: $(DELETE_BENCH)
+	$(DELETE_BENCH) $(DELETE_BENCH_ARGS)
+
 # A local join-filter probe's membership test for tiny build sides: the
 # Bloom filter against exact sets and a range check (issue #33).
 EXACT_BENCH := $(BUILD)/bench/exact_bench
@@ -55,7 +68,7 @@ $(FUSE_BENCH): bench/fuse_bench.c bench/bench_clock.h $(CORE_OBJ) $(CORE_HDR)
 bench-fuse: $(FUSE_BENCH)
 	$(FUSE_BENCH) $(FUSE_BENCH_ARGS)
 
-TEST_BINARIES += $(CORE_BENCH) $(CUCKOO_BENCH) $(EXACT_BENCH) $(FUSE_BENCH)
+TEST_BINARIES += $(CORE_BENCH) $(CUCKOO_BENCH) $(DELETE_BENCH) $(EXACT_BENCH) $(FUSE_BENCH)
 
 # This build against the previous release (bench/release/): the per-probe cost
 # in SQLite and PostgreSQL, side by side in one run.
@@ -76,5 +89,5 @@ bench-scale: $(BUILD)/amq.so $(BUILD)/python/venv/.installed install
 
 # The packages first, in a make of their own (as for make test).
 bench: deps
-	@$(MAKE) --no-print-directory bench-core bench-cuckoo bench-sqlite bench-pg bench-multi \
+	@$(MAKE) --no-print-directory bench-core bench-cuckoo bench-delete bench-sqlite bench-pg bench-multi \
 	  bench-join bench-bulk bench-python bench-release

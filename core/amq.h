@@ -53,7 +53,7 @@ typedef enum amq_status {
 	AMQ_INVALID_FILTER,   /* bytes are not a valid filter (22P02) */
 	AMQ_WRONG_KIND,	      /* a cuckoo filter where a bloom one is expected (22023) */
 	AMQ_INCOMPATIBLE,     /* two filters or builders with different parameters (22023) */
-	AMQ_FILTER_FULL,      /* cuckoo add found no free slot (54000) */
+	AMQ_FILTER_FULL,      /* cuckoo or dleft add found no free slot (54000) */
 	AMQ_TOO_LARGE,	      /* the filter would exceed AMQ_MAX_FILTER_BYTES (54000) */
 	AMQ_NO_MEMORY,	      /* the allocator returned NULL (53200) */
 	AMQ_INTERRUPTED,      /* the allocator's interrupted hook said stop (57014) */
@@ -142,13 +142,14 @@ extern const amq_allocator amq_malloc_allocator;
 typedef enum amq_kind { AMQ_KIND_BLOOM = 1, AMQ_KIND_CUCKOO = 2 } amq_kind;
 
 typedef enum amq_layout {
-	AMQ_LAYOUT_CLASSIC = 0,	  /* bloom: k bits anywhere in m; cuckoo: b = 4 ('b4') */
-	AMQ_LAYOUT_BLOCKED = 1,	  /* bloom: all k bits in one 512-bit block */
-	AMQ_LAYOUT_COUNTING = 2,  /* bloom: classic positions, a 4-bit counter each */
-	AMQ_LAYOUT_SCALABLE = 3,  /* bloom: a growing chain of blocked links */
-	AMQ_LAYOUT_CUCKOO_B2 = 4, /* cuckoo: buckets of 2 fingerprints ('b2') */
-	AMQ_LAYOUT_CUCKOO_B8 = 5, /* cuckoo: buckets of 8 fingerprints ('b8') */
-	AMQ_LAYOUT_SEMISORTED = 6 /* cuckoo: b = 4, semi-sorted ('semisorted') */
+	AMQ_LAYOUT_CLASSIC = 0,	   /* bloom: k bits anywhere in m; cuckoo: b = 4 ('b4') */
+	AMQ_LAYOUT_BLOCKED = 1,	   /* bloom: all k bits in one 512-bit block */
+	AMQ_LAYOUT_COUNTING = 2,   /* bloom: classic positions, a 4-bit counter each */
+	AMQ_LAYOUT_SCALABLE = 3,   /* bloom: a growing chain of blocked links */
+	AMQ_LAYOUT_CUCKOO_B2 = 4,  /* cuckoo: buckets of 2 fingerprints ('b2') */
+	AMQ_LAYOUT_CUCKOO_B8 = 5,  /* cuckoo: buckets of 8 fingerprints ('b8') */
+	AMQ_LAYOUT_SEMISORTED = 6, /* cuckoo: b = 4, semi-sorted ('semisorted') */
+	AMQ_LAYOUT_DLEFT = 7	   /* bloom: d-left counting ('dleft') */
 } amq_layout;
 
 /*

@@ -1,6 +1,6 @@
 /*
  * bloom_internal.h - what the Bloom files (bloom.c, bloom_blocked.c,
- * bloom_counting.c, bloom_scalable.c, bloom_sizing.c) share among
+ * bloom_counting.c, bloom_dleft.c, bloom_scalable.c, bloom_sizing.c) share among
  * themselves and with the tests of their internals: the shape each Bloom
  * row carries, the sizing and placement of the two bit layouts, and the
  * checks every Bloom row makes. Nothing outside core/bloom/ includes it but
@@ -12,7 +12,8 @@
 #include "format/variant.h"
 
 /* The hint of an unknown Bloom layout name: every Bloom row's layouts_hint. */
-#define AMQ_BLOOM_LAYOUTS_HINT "use 'blocked' (the default), 'classic', 'counting' or 'scalable'"
+#define AMQ_BLOOM_LAYOUTS_HINT                                                                     \
+	"use 'blocked' (the default), 'classic', 'counting', 'dleft' or 'scalable'"
 
 /* A Bloom row of the variant registry (format/variant.h): the fields every
  * Bloom row has alike, its layout code and SQL name, then the designated

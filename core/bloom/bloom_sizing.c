@@ -157,13 +157,16 @@ amq_status amq_blocked_size(uint64_t capacity, double fpr, uint64_t *bits, uint3
 }
 
 /* The sizing of the layout's row (its shape); a layout no Bloom row has is
- * sized as classic, and amq_bloom_create_exact then refuses it. */
+ * sized as classic, and amq_bloom_create_exact then refuses it. A row without
+ * a bit array (dleft) gives its own cells and hashes (its size). */
 amq_status amq_bloom_size(uint64_t capacity, double fpr, amq_layout layout, uint64_t *bits,
 			  uint32_t *hashes, amq_error *err)
 {
 	const amq_variant *v = amq_variant_find(AMQ_KIND_BLOOM, layout);
 	if (v == NULL)
 		return amq_classic_size(capacity, fpr, bits, hashes, err);
+	if (v->shape == NULL)
+		return v->size(capacity, fpr, hashes, bits, err);
 	const amq_bloom_shape *shape = v->shape;
 	return shape->size_bits(capacity, fpr, bits, hashes, err);
 }

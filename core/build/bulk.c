@@ -71,9 +71,10 @@ amq_status amq_bulk_null_filter(const char *function, amq_kind kind, amq_error *
 }
 
 /* The error of a failed add or delete with the function's name in front; a
- * full filter also says how many values went in before it, and a value
- * already stored as often as a filter can (rows repeat it) keeps the advice
- * of cuckoo_add, since no larger filter would take it. */
+ * full filter also says how many values went in before it (a full cuckoo
+ * filter advises cuckoo_new, another kind's its own add's advice), and a
+ * value already stored as often as a filter can (rows repeat it) keeps the
+ * advice of cuckoo_add, since no larger filter would take it. */
 static amq_status bulk_fail(const amq_bulk *b, const amq_error *cause, amq_error *err)
 {
 	if (cause->status == AMQ_FILTER_FULL && strcmp(cause->hint, AMQ_CUCKOO_COPIES_HINT) == 0)
@@ -81,12 +82,18 @@ static amq_status bulk_fail(const amq_bulk *b, const amq_error *cause, amq_error
 				"the statement changes nothing; " AMQ_CUCKOO_COPIES_HINT,
 				"%s: %s, after adding %llu values", b->function, cause->message,
 				(unsigned long long)b->values);
-	if (cause->status == AMQ_FILTER_FULL)
+	if (cause->status == AMQ_FILTER_FULL && b->filter.kind == AMQ_KIND_CUCKOO)
 		return amq_fail(err, cause->status,
 				"the statement changes nothing; rebuild it larger, with "
 				"cuckoo_new(capacity) or cuckoo_agg over every value",
 				"%s: %s after adding %llu values", b->function, cause->message,
 				(unsigned long long)b->values);
+	if (cause->status == AMQ_FILTER_FULL) {
+		char hint[sizeof(err->hint)];
+		snprintf(hint, sizeof(hint), "the statement changes nothing; %.120s", cause->hint);
+		return amq_fail(err, cause->status, hint, "%s: %s after adding %llu values",
+				b->function, cause->message, (unsigned long long)b->values);
+	}
 	if (cause->status == AMQ_NO_MEMORY)
 		return amq_fail(err, cause->status, cause->hint, "%s", cause->message);
 	return amq_fail(err, cause->status, cause->hint, "%s: %s", b->function, cause->message);

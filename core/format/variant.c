@@ -16,6 +16,7 @@ extern const amq_variant amq_variant_bloom_classic;	/* bloom/bloom.c */
 extern const amq_variant amq_variant_bloom_blocked;	/* bloom/bloom.c */
 extern const amq_variant amq_variant_bloom_counting;	/* bloom/bloom_counting.c */
 extern const amq_variant amq_variant_bloom_scalable;	/* bloom/bloom_scalable.c */
+extern const amq_variant amq_variant_bloom_dleft;	/* bloom/bloom_dleft.c */
 extern const amq_variant amq_variant_cuckoo_b4;		/* cuckoo/cuckoo_layouts.c */
 extern const amq_variant amq_variant_cuckoo_b2;		/* cuckoo/cuckoo_layouts.c */
 extern const amq_variant amq_variant_cuckoo_b8;		/* cuckoo/cuckoo_layouts.c */
@@ -28,7 +29,8 @@ extern const amq_variant amq_variant_fuse_binary;	/* fuse/fuse.c */
 static const amq_variant *const rows[] = {
     &amq_variant_bloom_classic,	 &amq_variant_bloom_blocked,	 &amq_variant_bloom_counting,
     &amq_variant_bloom_scalable, &amq_variant_cuckoo_b4,	 &amq_variant_cuckoo_b2,
-    &amq_variant_cuckoo_b8,	 &amq_variant_cuckoo_semisorted, &amq_variant_fuse_binary,
+    &amq_variant_cuckoo_b8,	 &amq_variant_cuckoo_semisorted, &amq_variant_bloom_dleft,
+    &amq_variant_fuse_binary,
 };
 
 amq_status amq_not_a_filter(amq_error *err, const char *fmt, ...)

@@ -176,8 +176,9 @@ typedef struct amq_variant {
 
 /* How many rows the registry has. */
 size_t amq_variant_count(void);
-/* Row i of the registry, in its fixed order (each kind's rows together, the
- * kind's first layout first), for i < amq_variant_count(); NULL past it. */
+/* Row i of the registry, in its fixed order (the rows of amq 0.3.0 first,
+ * each kind's first layout before its others; later rows after them), for
+ * i < amq_variant_count(); NULL past it. */
 const amq_variant *amq_variant_at(size_t i);
 /* Defines a row of the registry, `AMQ_VARIANT_ROW(amq_variant_x) = {...};`,
  * with the extern declaration a non-static definition needs before it

@@ -30,7 +30,7 @@ core_version: str
 # its builder below, one per aggregate of the table (bloom_agg, ...).
 KINDS: Tuple[str, ...]
 # Each kind's layouts, in the order of core's variant registry (read-only):
-# {"bloom": ("classic", "blocked", "counting", "scalable"),
+# {"bloom": ("classic", "blocked", "counting", "scalable", "dleft"),
 #  "cuckoo": ("b4", "b2", "b8", "semisorted"), "fuse": ("binary",)}.
 LAYOUTS: Mapping[str, Tuple[str, ...]]
 

@@ -669,8 +669,8 @@ static PyMethodDef filter_methods[] = {
 static PyGetSetDef filter_getset[] = {
     {"kind", (getter)filter_get_kind, NULL, "'bloom' or 'cuckoo'.", NULL},
     {"layout", (getter)filter_get_layout, NULL,
-     "The SQL name of the layout: 'blocked', 'classic', 'counting', 'scalable',\n'b2', 'b4', "
-     "'b8' or 'semisorted'.",
+     "The SQL name of the layout: 'blocked', 'classic', 'counting', 'dleft',\n'scalable', "
+     "'b2', 'b4', 'b8' or 'semisorted'.",
      NULL},
     {"families", (getter)filter_get_families, NULL,
      "The families of values the filter holds, in this order: 'numbers' (int,\nfloat, bool, "

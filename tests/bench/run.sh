@@ -18,6 +18,7 @@ export PG_CONFIG
 BENCHES=(
 	"core|build/bench/core_bench|build/bench/core_bench --smoke 1e5|^\| 1e\+05 \| amq blocked \|"
 	"cuckoo|build/bench/cuckoo_bench|build/bench/cuckoo_bench --runs 1 1e4|^\| 1e\+04 \| 0\.01 \| "
+	"delete|build/bench/delete_bench|build/bench/delete_bench --runs 1 1e4|^\| 1e\+04 \| 0\.01 \| bloom dleft \|"
 	"exact|build/bench/exact_bench|build/bench/exact_bench --runs 1 --probes 1e5|^\| 1000 \| Bloom filter "
 	"fuse|build/bench/fuse_bench|build/bench/fuse_bench --smoke 1e4|^\| 1e\+04 \| fuse 8-bit \| "
 	"sqlite|build/amq.so|bash bench/sqlite/run.sh build/amq|^\| bound \`:f\` \| cuckoo 1 MiB \|"

@@ -106,6 +106,30 @@ static inline bool spec_fuse_contains(const uint8_t *p, uint64_t slots, uint32_t
 	return x == (uint32_t)(g >> (64 - c));
 }
 
+/* Whether a d-left counting filter (docs/FORMAT.md, "Bloom, d-left
+ * counting") may hold h: B buckets per subtable, r remainder bits; four
+ * subtables of buckets of eight (remainder, 4-bit counter) cells. */
+static inline bool spec_dleft_contains(const uint8_t *p, uint64_t B, uint32_t r, uint64_t h)
+{
+	uint64_t fp = spec_reduce(h, B << r), mask = (1ULL << r) - 1, q = fp >> r;
+	for (unsigned i = 0; i < 4; i++) {
+		uint64_t rem =
+		    ((fp & mask) + (spec_mix64(q ^ (0x9e3779b97f4a7c15ULL * (2 * i + 1))) & mask)) &
+		    mask;
+		uint64_t b =
+		    (q + spec_reduce(spec_mix64(rem ^ (0x9e3779b97f4a7c15ULL * (2 * i + 2))), B)) %
+		    B;
+		for (unsigned k = 0; k < 8; k++) {
+			uint64_t at = ((i * B + b) * 8 + k) * (r + 4), c = 0;
+			for (unsigned j = 0; j < r + 4; j++)
+				c |= (uint64_t)((p[(at + j) / 8] >> ((at + j) % 8)) & 1) << j;
+			if ((c & 15) != 0 && c >> 4 == rem)
+				return true;
+		}
+	}
+	return false;
+}
+
 /* Whether the filter in bytes (header and payload) may hold h, read as
  * docs/FORMAT.md says for its kind and layout: 1 or 0, or -1 for a layout
  * this file does not read (scalable Bloom, semi-sorted cuckoo). */
@@ -132,6 +156,8 @@ static inline int spec_filter_contains(const uint8_t *bytes, uint64_t h)
 		}
 		return 1;
 	}
+	if (kind == 1 && layout == 7)
+		return spec_dleft_contains(p, cells, k, h);
 	if (kind == 2 && layout != 6) { /* plain cuckoo buckets */
 		uint32_t fp = spec_fingerprint(h, k);
 		uint64_t i1 = spec_reduce(h, cells), i2 = spec_alt(i1, fp, cells);

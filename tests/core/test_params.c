@@ -95,7 +95,8 @@ static void refused(amq_kind kind, const char *name, size_t len, const char *mes
 
 static void refused_layouts(void)
 {
-	const char *bloom_hint = "use 'blocked' (the default), 'classic', 'counting' or 'scalable'";
+	const char *bloom_hint =
+	    "use 'blocked' (the default), 'classic', 'counting', 'dleft' or 'scalable'";
 	const char *cuckoo_hint = "use 'b2', 'b4' or 'b8' (fingerprints per bucket), or "
 				  "'semisorted' (b4 with one bit less per item)";
 	static const char *const bloom_bad[] = {"Blocked", "CLASSIC",  "",	  "blocked ",
@@ -144,15 +145,17 @@ static void sqlstates(void)
  * kind the registry lacks. */
 static void kind_layouts(void)
 {
-	static const char *const bloom[] = {"classic", "blocked", "counting", "scalable"};
+	static const char *const bloom[] = {"classic", "blocked", "counting", "scalable", "dleft"};
 	static const char *const cuckoo[] = {"b4", "b2", "b8", "semisorted"};
-	for (size_t i = 0; i < 4; i++) {
+	for (size_t i = 0; i < 5; i++) {
 		const char *b = amq_kind_layout_at(AMQ_KIND_BLOOM, i);
-		const char *c = amq_kind_layout_at(AMQ_KIND_CUCKOO, i);
 		CHECK(b != NULL && strcmp(b, bloom[i]) == 0, "bloom layout %zu: %s", i, b);
+	}
+	for (size_t i = 0; i < 4; i++) {
+		const char *c = amq_kind_layout_at(AMQ_KIND_CUCKOO, i);
 		CHECK(c != NULL && strcmp(c, cuckoo[i]) == 0, "cuckoo layout %zu: %s", i, c);
 	}
-	CHECK(amq_kind_layout_at(AMQ_KIND_BLOOM, 4) == NULL &&
+	CHECK(amq_kind_layout_at(AMQ_KIND_BLOOM, 5) == NULL &&
 		  amq_kind_layout_at(AMQ_KIND_CUCKOO, 4) == NULL &&
 		  amq_kind_layout_at((amq_kind)0, 0) == NULL,
 	      "no layout past a kind's last, none of an unknown kind");

@@ -113,7 +113,7 @@ def fill(f, function="cuckoo_add", limit=None):
 # The hints of sizing arguments of the wrong type (core/sql/arguments.c).
 FPR_HINT = "pass a false-positive rate such as 0.01 for 1%"
 CAPACITY_HINT = "pass the number of distinct values the filter must hold"
-BLOOM_LAYOUTS_HINT = "use 'blocked' (the default), 'classic', 'counting' or 'scalable'"
+BLOOM_LAYOUTS_HINT = "use 'blocked' (the default), 'classic', 'counting', 'dleft' or 'scalable'"
 CUCKOO_LAYOUTS_HINT = ("use 'b2', 'b4' or 'b8' (fingerprints per bucket), or 'semisorted' (b4 "
                        "with one bit less per item)")
 NOT_A_FILTER = "pass a value built by bloom_agg, bloom_new, cuckoo_agg, cuckoo_new or fuse_agg"
@@ -557,9 +557,9 @@ def test_errors():
 
     # layout.
     expect_error("SELECT bloom_new(10, 0.01, 'fancy')",
-                 "unknown bloom layout 'fancy': use 'blocked' (the default), 'classic', 'counting' or 'scalable'")
+                 "unknown bloom layout 'fancy': use 'blocked' (the default), 'classic', 'counting', 'dleft' or 'scalable'")
     expect_error("SELECT bloom_new(10, 0.01, 'Classic')",
-                 "unknown bloom layout 'Classic': use 'blocked' (the default), 'classic', 'counting' or 'scalable'")
+                 "unknown bloom layout 'Classic': use 'blocked' (the default), 'classic', 'counting', 'dleft' or 'scalable'")
     expect_error("SELECT bloom_new(10, 0.01, 1)", f"layout must be text, got integer: {BLOOM_LAYOUTS_HINT}")
     expect_error("SELECT bloom_new(10, 0.01, X'00')", f"layout must be text, got blob: {BLOOM_LAYOUTS_HINT}")
 
@@ -800,7 +800,7 @@ def test_layouts():
     check(one("SELECT cuckoo_agg(x, 0.01, 4000, 'b4') = cuckoo_agg(x, 0.01, 4000) FROM lay") == 1,
           "cuckoo_agg with a capacity and 'b4'")
     # Every rejected layout, with the exact message.
-    bloom_hint = "use 'blocked' (the default), 'classic', 'counting' or 'scalable'"
+    bloom_hint = "use 'blocked' (the default), 'classic', 'counting', 'dleft' or 'scalable'"
     cuckoo_hint = ("use 'b2', 'b4' or 'b8' (fingerprints per bucket), or 'semisorted' (b4 with one "
                    "bit less per item)")
     for name in ("fancy", "Blocked", "CLASSIC", "", "blocked ", "b4", "Counting"):
@@ -913,6 +913,72 @@ def test_counting():
                  f"bits, {i['hashes']} hashes, seed 0 vs classic {j['bits']} bits, {j['hashes']} "
                  "hashes, seed 0): build both filters with the same capacity, fpr and layout",
                  (streamed, c))
+
+
+def test_dleft():
+    """The d-left layout: bloom_new and bloom_agg with 'dleft', adds, deletes
+    and frequencies, the bulk aggregates, a full filter, and what it refuses
+    (union and intersection)."""
+    empty = one("SELECT bloom_new(1000, 0.01, 'dleft')")
+    i = info(empty)
+    check(i["layout"] == "dleft" and i["subtables"] == 4 and i["cells_per_bucket"] == 8
+          and i["remainder_bits"] == 12 and i["buckets_per_subtable"] == 42
+          and i["format_version"] == 5 and empty[4] == 5 and empty[6] == 7,
+          f"dleft: 4 subtables of 42 buckets, 12-bit remainders, version 5: {i}")
+    counting = one("SELECT bloom_new(1000, 0.01, 'counting')")
+    check(len(empty) <= 0.6 * len(counting), f"{len(empty)} bytes against counting's {len(counting)}")
+    f = fold("bloom_add", empty, list(range(1, 301)) + [7, 7])
+    check(one("SELECT bloom_frequency(?, 7)", (f,)) == 3 and info(f)["items"] == 302,
+          "three adds of 7 counted")
+    g = one("SELECT bloom_delete(?, 7)", (f,))
+    check(one("SELECT bloom_contains(?, 7)", (g,)) == 1 and one("SELECT bloom_frequency(?, 7)", (g,)) == 2,
+          "a delete after repeated adds leaves the value")
+    g = fold("bloom_delete", g, [7, 7, 8])
+    check(one("SELECT bloom_contains(?, 7)", (g,)) == 0 and one("SELECT bloom_contains(?, 8)", (g,)) == 0,
+          "deleted as often as added: gone")
+    lost = one(f"{series(300)} SELECT count(*) FROM n WHERE i NOT IN (7, 8) AND NOT bloom_contains(?, i)", (g,))
+    check(lost == 0, f"{lost} other values lost by the deletes")
+    absent = one(f"{series(1000, 100000)} SELECT min(i) FROM n WHERE NOT bloom_contains(?, i)", (f,))
+    check(one("SELECT bloom_delete(?, ?) = ?", (f, absent, f)) == 1,
+          "deleting an absent value changes nothing")
+    check(abs(one("SELECT bloom_count(?)", (f,)) - 300) < 5, "bloom_count of 300 values")
+    check(0 < one("SELECT bloom_fpr(?)", (f,)) < 0.01, "bloom_fpr of a dleft filter")
+    # Aggregates count every row, with or without a capacity, in any order.
+    db.execute("CREATE TABLE dl(x INTEGER)")
+    db.execute(f"INSERT INTO dl {series(5000)} SELECT i % 500 FROM n")
+    for capacity in ("NULL", "1000"):
+        agg = one(f"SELECT bloom_agg(x, 0.01, {capacity}, 'dleft') FROM dl")
+        rev = one(f"SELECT bloom_agg(x, 0.01, {capacity}, 'dleft') FROM (SELECT x FROM dl ORDER BY x DESC)")
+        check(agg == rev, f"capacity {capacity}: the same bytes in another row order")
+        below = one(f"{series(500, 0)} SELECT count(*) FROM n WHERE bloom_frequency(?, i) < 10", (agg,))
+        check(below == 0 and info(agg)["items"] == 5000,
+              f"capacity {capacity}: every row counted ({below} values below their 10 rows)")
+    # The bulk aggregates give the bytes of a fold, in row order.
+    added = one("SELECT bloom_add_agg(?, x) FROM (SELECT x FROM dl WHERE rowid <= 400 ORDER BY rowid)",
+                (empty,))
+    check(added == fold("bloom_add", empty, [x for (x,) in db.execute(
+        "SELECT x FROM dl WHERE rowid <= 400 ORDER BY rowid")]), "bloom_add_agg = a fold of bloom_add")
+    deleted = one("SELECT bloom_delete_agg(?, x) FROM (SELECT x FROM dl WHERE rowid <= 100 ORDER BY rowid)",
+                  (added,))
+    check(info(deleted)["items"] == 300 and one("SELECT bloom_contains(?, 250)", (deleted,)) == 1,
+          "bloom_delete_agg takes 100 rows out, keeps the rest")
+    # A full filter: the add fails and the statement changes nothing.
+    tiny = one("SELECT bloom_new(24, 0.01, 'dleft')")
+    full = ("dleft bloom filter is full: the 4 buckets this value may take hold 8 values each "
+            "(32 items)")
+    tiny = fold("bloom_add", tiny, range(32))
+    got = error_of("SELECT bloom_add(?, 1000)", (tiny,))
+    check(got is not None and got.startswith(f"{full}: rebuild it with a larger capacity"),
+          f"full: {got!r}")
+    got = error_of(f"{series(100, 1000)} SELECT bloom_add_agg(?, i) FROM n", (tiny,))
+    check(got is not None and "after adding 0 values: the statement changes nothing; rebuild it with "
+          "a larger capacity" in got, f"bloom_add_agg on a full filter: {got!r}")
+    # What it refuses.
+    expect_error("SELECT bloom_union(?, ?)", "a dleft bloom filter cannot be combined", (f, f))
+    expect_error("SELECT bloom_intersect(?, ?)", "a dleft bloom filter cannot be intersected", (f, f))
+    expect_error("SELECT bloom_new(10, 1e-9, 'dleft')",
+                 "a dleft bloom filter reaches fpr 5.59e-09 at the lowest, got 1e-09: pass a larger "
+                 "fpr, or use layout 'counting' or 'blocked'")
 
 
 def test_scalable():
@@ -1823,8 +1889,8 @@ def main():
     tests = [test_registered_functions, test_flags_in_use, test_hashing, test_bloom_functions,
              test_cuckoo_functions, test_nulls, test_errors, test_aggregates, test_interrupt,
              test_same_bytes_every_run, test_cli, test_demo, test_million_rows,
-             test_filter_cache, test_layouts, test_counting, test_scalable, test_cuckoo_layouts,
-             test_cuckoo_copies, test_cuckoo_lowest_fpr, test_bulk, test_families,
+             test_filter_cache, test_layouts, test_counting, test_dleft, test_scalable,
+             test_cuckoo_layouts, test_cuckoo_copies, test_cuckoo_lowest_fpr, test_bulk, test_families,
              test_work_mem, test_spill]
     for test in tests:
         start = time.perf_counter()
