@@ -740,6 +740,12 @@ void amq_builder_free(amq_builder *b);
 amq_status amq_filter_add_unique(const amq_filter *src, uint64_t hash, amq_family family,
 				 amq_filter *out, bool *added, const amq_allocator *a,
 				 amq_error *err);
+/* amq_filter_add_unique in place: f unchanged, *added false, when it may
+ * hold the value already; else the value added to f (whose buffer a
+ * growing layout may replace with a larger one from a) and its family
+ * recorded. f is left unsealed, as after amq_filter_add_to. */
+amq_status amq_filter_add_absent(amq_filter *f, uint64_t hash, amq_family family, bool *added,
+				 const amq_allocator *a, amq_error *err);
 
 /* What a bulk aggregate does with each row's value. */
 typedef enum amq_bulk_op { AMQ_BULK_ADD, AMQ_BULK_DELETE } amq_bulk_op;

@@ -10,6 +10,20 @@
 
 #include <stdio.h>
 
+amq_status amq_filter_add_absent(amq_filter *f, uint64_t hash, amq_family family, bool *added,
+				 const amq_allocator *a, amq_error *err)
+{
+	*added = false;
+	if (amq_filter_contains(f, hash))
+		return AMQ_OK;
+	amq_status st = amq_filter_add_to(f, hash, a, err);
+	if (st != AMQ_OK)
+		return st;
+	amq_filter_note_family(f, family);
+	*added = true;
+	return AMQ_OK;
+}
+
 amq_status amq_filter_add_unique(const amq_filter *src, uint64_t hash, amq_family family,
 				 amq_filter *out, bool *added, const amq_allocator *a,
 				 amq_error *err)
@@ -18,16 +32,13 @@ amq_status amq_filter_add_unique(const amq_filter *src, uint64_t hash, amq_famil
 	if (amq_filter_contains(src, hash))
 		return AMQ_OK;
 	amq_status st = amq_filter_clone(out, src, a, err);
-	if (st != AMQ_OK)
-		return st;
-	st = amq_filter_add_to(out, hash, a, err);
+	if (st == AMQ_OK)
+		st = amq_filter_add_absent(out, hash, family, added, a, err);
 	if (st != AMQ_OK) {
 		amq_filter_free(out, a);
 		return st;
 	}
-	amq_filter_note_family(out, family);
 	amq_filter_seal(out);
-	*added = true;
 	return AMQ_OK;
 }
 

@@ -212,10 +212,10 @@ static PyObject *filter_delete(FilterObject *self, PyObject *value)
 	return PyBool_FromLong(removed);
 }
 
-/* cuckoo_add_unique in place: the filter unchanged when it may hold value
- * already (amq_filter_add_unique's rule, without its copy: the family is
- * checked first, recorded with the add). On a bloom filter, which SQL has no
- * add_unique for, a wrong family names bloom_add. */
+/* cuckoo_add_unique in place (amq_filter_add_absent): the filter unchanged
+ * when it may hold value already; the family is checked first, recorded with
+ * the add. On a bloom filter, which SQL has no add_unique for, a wrong
+ * family names bloom_add. */
 static PyObject *filter_add_unique(FilterObject *self, PyObject *value)
 {
 	uint64_t hash;
@@ -223,15 +223,13 @@ static PyObject *filter_add_unique(FilterObject *self, PyObject *value)
 	amq_error err;
 	if (value == Py_None)
 		Py_RETURN_FALSE;
+	bool added;
 	if (check_mutable(self) < 0 || admit_unique(self, value, &hash, &family) < 0)
 		return NULL;
-	if (self->probe(&self->filter, hash))
-		Py_RETURN_FALSE;
-	if (amq_filter_add_to(&self->filter, hash, A, &err) != AMQ_OK)
+	if (amq_filter_add_absent(&self->filter, hash, family, &added, A, &err) != AMQ_OK)
 		return amq_py_raise(&err);
-	amq_filter_note_family(&self->filter, family);
-	self->unsealed = true;
-	Py_RETURN_TRUE;
+	self->unsealed |= added;
+	return PyBool_FromLong(added);
 }
 
 static PyObject *filter_count(FilterObject *self, PyObject *value)

@@ -6,6 +6,7 @@
  * re-exports these.
  */
 #include "pyamq.h"
+#include "sql/arguments.h"
 #include "sql/functions.h"
 
 #include <errno.h>
@@ -477,7 +478,7 @@ static PyObject *build(const builder_row *row, PyObject *args, PyObject *kwargs)
 	snprintf(format, sizeof(format), "O|%.*s$OO", taken, "dOO");
 	PyObject *values, *capacity_arg = Py_None, *layout_arg = Py_None, *work_mem_arg = Py_None,
 			  *progress_arg = Py_None;
-	double fpr = 0.01;
+	double fpr = AMQ_SQL_DEFAULT_FPR;
 	PyObject **slots[] = {&capacity_arg, &layout_arg};
 	int parsed;
 	if (taken == 1)
@@ -492,11 +493,12 @@ static PyObject *build(const builder_row *row, PyObject *args, PyObject *kwargs)
 						slots[0], slots[1], &work_mem_arg, &progress_arg);
 	if (!parsed)
 		return NULL;
-	amq_kind kind = amq_kind_named(row->kind);
 	amq_error err;
-	if (amq_check_fpr(fpr, &err) != AMQ_OK)
+	/* The arguments' defaults and checks are SQL's (sql/arguments.h). */
+	amq_sql_sizing sizing;
+	amq_sql_sizing_init(&sizing, amq_kind_named(row->kind));
+	if (amq_sql_set_fpr(&sizing, fpr, &err) != AMQ_OK)
 		return amq_py_raise(&err);
-	uint64_t capacity = 0;
 	if (capacity_arg != Py_None) {
 		if (!PyLong_Check(capacity_arg) || PyBool_Check(capacity_arg)) {
 			PyErr_Format(PyExc_TypeError, "capacity must be an int or None, got %.100s",
@@ -509,11 +511,9 @@ static PyObject *build(const builder_row *row, PyObject *args, PyObject *kwargs)
 			/* Too large for any filter: core says so in its words. */
 			n = overflow > 0 ? INT64_MAX : INT64_MIN;
 		}
-		if (amq_check_capacity(n, &err) != AMQ_OK)
+		if (amq_sql_set_capacity(&sizing, n, &err) != AMQ_OK)
 			return amq_py_raise(&err);
-		capacity = (uint64_t)n;
 	}
-	amq_layout layout = amq_default_layout(kind, fpr);
 	if (layout_arg != Py_None) {
 		Py_ssize_t len;
 		const char *name;
@@ -525,7 +525,7 @@ static PyObject *build(const builder_row *row, PyObject *args, PyObject *kwargs)
 		name = PyUnicode_AsUTF8AndSize(layout_arg, &len);
 		if (name == NULL)
 			return NULL;
-		if (amq_parse_layout(kind, name, (size_t)len, &layout, &err) != AMQ_OK)
+		if (amq_sql_set_layout(&sizing, name, (size_t)len, &err) != AMQ_OK)
 			return amq_py_raise(&err);
 	}
 	size_t memory;
@@ -544,8 +544,7 @@ static PyObject *build(const builder_row *row, PyObject *args, PyObject *kwargs)
 	a.ctx = &progress; /* amq_malloc_allocator's alloc and free take none */
 	a.interrupted = python_interrupted;
 	a.spill = &spill.spill;
-	if (amq_builder_init(&b, kind, layout, fpr, capacity, AMQ_DEFAULT_SEED, &a, &err) !=
-	    AMQ_OK) {
+	if (amq_sql_builder_init(&b, &sizing, &a, &err) != AMQ_OK) {
 		amq_py_raise(&err);
 		goto done;
 	}

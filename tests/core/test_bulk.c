@@ -324,6 +324,21 @@ static void test_add_unique(void)
 	amq_filter_note_family(&want, AMQ_FAMILY_NUMBER);
 	amq_filter_seal(&want);
 	CHECK(same_bytes(&out, &want), "add_unique of a new value = cuckoo_add, family recorded");
+	/* In place: the same bytes, and a value held already changes none. */
+	amq_filter in_place;
+	amq_filter_clone(&in_place, &src, A, &err);
+	CHECK(amq_filter_add_absent(&in_place, h(500), AMQ_FAMILY_NUMBER, &added, A, &err) ==
+		      AMQ_OK &&
+		  added,
+	      "add_absent adds a new value");
+	amq_filter_seal(&in_place);
+	CHECK(same_bytes(&in_place, &want), "add_absent in place = add_unique's copy");
+	CHECK(amq_filter_add_absent(&in_place, h(7), AMQ_FAMILY_TEXT, &added, A, &err) == AMQ_OK &&
+		  !added && in_place.families == want.families,
+	      "add_absent of a value held: unchanged, no family recorded");
+	amq_filter_seal(&in_place);
+	CHECK(same_bytes(&in_place, &want), "... every byte");
+	amq_filter_free(&in_place, A);
 	amq_filter_free(&want, A);
 	amq_filter_free(&out, A);
 	/* A filter of 1,000 distinct values added unique 3 times over holds
