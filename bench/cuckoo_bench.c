@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #define DEFAULT_RUNS 3
@@ -89,13 +90,13 @@ static double probe_ns(amq_probe probe, const amq_filter *f, int64_t base, uint6
 
 /* Fills f with the values 0..n-1, then probes present values and
  * ABSENT_PROBES values from n up. */
-static measurement fill_and_probe(amq_filter *f, uint64_t n)
+static measurement fill_and_probe(amq_filter *f, uint64_t n, const amq_allocator *a)
 {
 	measurement m = {0};
 	amq_error err;
 	double t0 = now();
 	for (int64_t v = 0; v < (int64_t)n; v++)
-		m.failed_adds += amq_filter_add_to(f, amq_hash_int(v, 0), A, &err) != AMQ_OK;
+		m.failed_adds += amq_filter_add_to(f, amq_hash_int(v, 0), a, &err) != AMQ_OK;
 	m.add_ns = (now() - t0) * 1e9 / (double)n;
 
 	amq_probe probe = amq_filter_probe_for(f);
@@ -120,7 +121,7 @@ static measurement measure(amq_layout layout, uint64_t n, double fpr)
 		fprintf(stderr, "cuckoo_bench: %s\n", err.message);
 		exit(1);
 	}
-	measurement m = fill_and_probe(&f, n);
+	measurement m = fill_and_probe(&f, n, A);
 	amq_filter_free(&f, A);
 	return m;
 }
@@ -214,29 +215,62 @@ static void print_row(const char *name, uint64_t n, const measurement *m)
 	       (unsigned long long)m->false_negatives);
 }
 
-/* One round of bench/go/run.sh at n: b4 at p = 1% sized as SQL sizes it (95%
- * load), then b4 at p = 1% with the bucket count seiflotfy/cuckoofilter's
- * NewFilter(n) takes (n rounded up to a power of two, over 4), so at its
- * load. */
-static int against_go(uint64_t n)
+#define HUGE_PAGE ((size_t)2 << 20)
+
+/* Blocks aligned to and rounded up to 2 MiB, given to transparent huge pages
+ * (madvise), as the Go runtime backs its heap: against_go's "-thp" rows. */
+static void *huge_alloc(void *ctx, size_t size)
 {
-	measurement m = measure(AMQ_LAYOUT_CLASSIC, n, 0.01);
-	print_row("amq-b4", n, &m);
-	uint64_t pow2 = 1;
-	while (pow2 < n)
-		pow2 <<= 1;
+	(void)ctx;
+	size_t rounded = (size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	void *p = aligned_alloc(HUGE_PAGE, rounded);
+	if (p != NULL)
+		madvise(p, rounded, MADV_HUGEPAGE);
+	return p;
+}
+
+static void huge_free(void *ctx, void *p)
+{
+	(void)ctx;
+	free(p);
+}
+
+static const amq_allocator huge_allocator = {.alloc = huge_alloc, .free = huge_free};
+
+/* A b4 filter at p = 1% from allocator a, sized for n (buckets 0) or with
+ * `buckets` buckets, filled with n values, probed and printed as name. */
+static int go_row(const char *name, uint64_t n, uint64_t buckets, const amq_allocator *a)
+{
 	amq_filter f;
 	amq_error err;
-	if (amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, pow2 >= 8 ? pow2 / 4 : 1,
-				    amq_cuckoo_fingerprint_bits(AMQ_LAYOUT_CLASSIC, 0.01), 0, A,
-				    &err) != AMQ_OK) {
+	uint32_t bits = amq_cuckoo_fingerprint_bits(AMQ_LAYOUT_CLASSIC, 0.01);
+	amq_status st =
+	    buckets == 0
+		? amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, n, 0.01, 0, a, &err)
+		: amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, buckets, bits, 0, a, &err);
+	if (st != AMQ_OK) {
 		fprintf(stderr, "cuckoo_bench: %s\n", err.message);
 		return 1;
 	}
-	m = fill_and_probe(&f, n);
-	amq_filter_free(&f, A);
-	print_row("amq-b4-go-load", n, &m);
+	measurement m = fill_and_probe(&f, n, a);
+	amq_filter_free(&f, a);
+	print_row(name, n, &m);
 	return 0;
+}
+
+/* One round of bench/go/run.sh at n: b4 at p = 1% sized as SQL sizes it (95%
+ * load), then with the bucket count seiflotfy/cuckoofilter's NewFilter(n)
+ * takes (n rounded up to a power of two, over 4), so at its load; each on 4
+ * KiB pages and on huge pages. */
+static int against_go(uint64_t n)
+{
+	uint64_t pow2 = 1;
+	while (pow2 < n)
+		pow2 <<= 1;
+	uint64_t go_buckets = pow2 >= 8 ? pow2 / 4 : 1;
+	return go_row("amq-b4", n, 0, A) | go_row("amq-b4-thp", n, 0, &huge_allocator) |
+	       go_row("amq-b4-go-load", n, go_buckets, A) |
+	       go_row("amq-b4-go-load-thp", n, go_buckets, &huge_allocator);
 }
 
 int main(int argc, char **argv)

@@ -20,7 +20,7 @@ export PG_CONFIG
 BENCHES=(
 	"core|build/bench/core_bench|build/bench/core_bench --smoke 1e5|^\| 1e\+05 \| amq blocked \|"
 	"cuckoo|build/bench/cuckoo_bench|build/bench/cuckoo_bench --runs 1 1e4|^\| 1e\+04 \| 0\.01 \| "
-	"cuckoo-go|build/bench/cuckoo_bench build/bench/cuckoo_go|bash bench/go/run.sh build/bench/cuckoo_bench build/bench/cuckoo_go --runs 1 1e4|^\| 1e\+04 \| amq b4 \(10-bit fp, Go's bucket count\) \|"
+	"cuckoo-go|build/bench/cuckoo_bench build/bench/cuckoo_go|bash bench/go/run.sh build/bench/cuckoo_bench build/bench/cuckoo_go --runs 1 1e4|^\| 1e\+04 \| amq b4: Go's load, huge pages \|"
 	"exact|build/bench/exact_bench|build/bench/exact_bench --runs 1 --probes 1e5|^\| 1000 \| Bloom filter "
 	"sqlite|build/amq.so|bash bench/sqlite/run.sh build/amq|^\| bound \`:f\` \| cuckoo 1 MiB \|"
 	"python|python build/amq.so|bash bench/python/run.sh build/python/venv/bin/python build/amq.so|^\| \`f\.contains\(i\)\` \|"
