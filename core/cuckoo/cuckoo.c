@@ -298,23 +298,37 @@ amq_status amq_cuckoo_add(amq_filter *f, uint64_t hash, amq_error *err)
 	return amq_cuckoo_table_add(f, &t, hash, err);
 }
 
+/* Whether lanes of fp (pattern = fp * ones) appear in the `width` bits at
+ * at1 or at at2. */
+static inline uint64_t words_hold(const uint8_t *p, uint64_t at1, uint64_t at2, uint32_t width,
+				  uint64_t ones, uint64_t pattern, uint32_t bits)
+{
+	return zero_lanes(amq_field_get(p, at1, width) ^ pattern, ones, bits) |
+	       zero_lanes(amq_field_get(p, at2, width) ^ pattern, ones, bits);
+}
+
 /* The plain-bucket probe: both buckets are read, a word of slots at a time,
  * and compared without a branch, so that out of cache their two loads, and
  * those of the next probes, overlap instead of waiting on a mispredicted
- * early exit. slots is a constant at each call. */
+ * early exit. slots is a constant at each call, so the usual case, whole
+ * buckets, is straight-line code. */
 static inline bool plain_contains(const amq_filter *f, uint64_t hash, uint32_t slots)
 {
-	uint32_t bits = f->hashes;
+	uint32_t bits = f->hashes, width = slots * bits;
 	uint64_t nb = f->cells;
 	uint32_t fp = fingerprint(hash, bits);
 	uint64_t i1 = amq_reduce(hash, nb);
 	uint64_t i2 = alternate(i1, fp, nb);
-	uint32_t lanes = lanes_per_word(bits, slots), width = lanes * bits;
-	uint64_t ones = lane_ones(bits, lanes), pattern = fp * ones, found = 0;
-	uint64_t at1 = i1 * slots * bits, at2 = i2 * slots * bits;
-	for (uint32_t j = 0; j < slots; j += lanes, at1 += width, at2 += width)
-		found |= zero_lanes(amq_field_get(f->payload, at1, width) ^ pattern, ones, bits) |
-			 zero_lanes(amq_field_get(f->payload, at2, width) ^ pattern, ones, bits);
+	if (width <= WORD_BITS) {
+		uint64_t ones = lane_ones(bits, slots);
+		return words_hold(f->payload, i1 * width, i2 * width, width, ones, fp * ones,
+				  bits) != 0;
+	}
+	uint32_t lanes = lanes_per_word(bits, slots);
+	uint64_t ones = lane_ones(bits, lanes), found = 0;
+	uint64_t at1 = i1 * width, at2 = i2 * width;
+	for (uint32_t j = 0; j < slots; j += lanes, at1 += lanes * bits, at2 += lanes * bits)
+		found |= words_hold(f->payload, at1, at2, lanes * bits, ones, fp * ones, bits);
 	return found != 0;
 }
 
