@@ -237,13 +237,14 @@ static void huge_free(void *ctx, void *p)
 
 static const amq_allocator huge_allocator = {.alloc = huge_alloc, .free = huge_free};
 
-/* A b4 filter at p = 1% from allocator a, sized for n (buckets 0) or with
- * `buckets` buckets, filled with n values, probed and printed as name. */
-static int go_row(const char *name, uint64_t n, uint64_t buckets, const amq_allocator *a)
+/* A b4 filter from allocator a, at p = 1% sized for n (buckets 0) or with
+ * `buckets` buckets of `bits`-bit fingerprints, filled with n values, probed
+ * and printed as name. */
+static int go_row(const char *name, uint64_t n, uint64_t buckets, uint32_t bits,
+		  const amq_allocator *a)
 {
 	amq_filter f;
 	amq_error err;
-	uint32_t bits = amq_cuckoo_fingerprint_bits(AMQ_LAYOUT_CLASSIC, 0.01);
 	amq_status st =
 	    buckets == 0
 		? amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, n, 0.01, 0, a, &err)
@@ -261,16 +262,20 @@ static int go_row(const char *name, uint64_t n, uint64_t buckets, const amq_allo
 /* One round of bench/go/run.sh at n: b4 at p = 1% sized as SQL sizes it (95%
  * load), then with the bucket count seiflotfy/cuckoofilter's NewFilter(n)
  * takes (n rounded up to a power of two, over 4), so at its load; each on 4
- * KiB pages and on huge pages. */
+ * KiB pages and on huge pages; and last with Go's buckets and its 8-bit
+ * fingerprints, so in the same bytes. */
 static int against_go(uint64_t n)
 {
 	uint64_t pow2 = 1;
 	while (pow2 < n)
 		pow2 <<= 1;
 	uint64_t go_buckets = pow2 >= 8 ? pow2 / 4 : 1;
-	return go_row("amq-b4", n, 0, A) | go_row("amq-b4-thp", n, 0, &huge_allocator) |
-	       go_row("amq-b4-go-load", n, go_buckets, A) |
-	       go_row("amq-b4-go-load-thp", n, go_buckets, &huge_allocator);
+	uint32_t bits = amq_cuckoo_fingerprint_bits(AMQ_LAYOUT_CLASSIC, 0.01);
+	const amq_allocator *huge = &huge_allocator;
+	return go_row("amq-b4", n, 0, 0, A) | go_row("amq-b4-thp", n, 0, 0, huge) |
+	       go_row("amq-b4-go-load", n, go_buckets, bits, A) |
+	       go_row("amq-b4-go-load-thp", n, go_buckets, bits, huge) |
+	       go_row("amq-b4-go-bytes", n, go_buckets, 8, A);
 }
 
 int main(int argc, char **argv)

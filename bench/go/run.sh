@@ -4,8 +4,9 @@
 # round runs, for each n, the Go program (bench/go/cuckoo) and then
 # `cuckoo_bench --against-go n`: amq at its own 95% load and at the load of
 # the Go filter (the same number of buckets), each on 4 KiB pages and on
-# transparent huge pages (the Go runtime puts its heap on them), each filled
-# with the int64 values 0..n-1 and probed with min(n, 10M) present and 10M
+# transparent huge pages (the Go runtime puts its heap on them), and with 8-bit
+# fingerprints at Go's load, in as many bytes as Go's; each filled with the
+# int64 values 0..n-1 and probed with min(n, 10M) present and 10M
 # absent values in the same scattered order. Prints medians over the rounds,
 # and amq's per-round ratios to Go (their median). Not a test.
 # Usage: bench/go/run.sh CUCKOO_BENCH CUCKOO_GO [--runs R] [n ...] (default 5
@@ -37,7 +38,8 @@ NAMES = {"seiflotfy": "seiflotfy/cuckoofilter: 8-bit fp, its load",
          "amq-b4": "amq b4: 10-bit fp, 95% load (sized for n)",
          "amq-b4-thp": "amq b4: 95% load, huge pages",
          "amq-b4-go-load": "amq b4: Go's load (its bucket count)",
-         "amq-b4-go-load-thp": "amq b4: Go's load, huge pages"}
+         "amq-b4-go-load-thp": "amq b4: Go's load, huge pages",
+         "amq-b4-go-bytes": "amq b4: 8-bit fp, Go's load: its bytes"}
 rows = []
 for line in open(sys.argv[1]):
     fields = dict(kv.split("=", 1) for kv in line.split()[1:])
