@@ -18,7 +18,9 @@
 #                   shards (postgres_fdw), on servers it starts and stops
 #   make bench      benchmarks (results go to docs/BENCHMARKS.md by hand);
 #                   make bench-join: the automatic join filter alone; make
-#                   bench-join-versions: that on the host's PostgreSQL and 18
+#                   bench-join-versions: that on the host's PostgreSQL and 18;
+#                   make bench-cuckoo-go: amq's cuckoo filter against the Go
+#                   library seiflotfy/cuckoofilter (bench/go/)
 #   make python     the Python package (python/) in a venv, build/python/venv;
 #                   make bench-python: its benchmark
 #   make deps       install missing Debian packages (apt-get as root, else
@@ -60,11 +62,12 @@ export PG_CONFIG
 
 # Debian packages: what `make` builds with, then what the tests and
 # benchmarks add (cross compilers and qemu, libFuzzer's runtime, libbloom,
-# the Debian roots of newer PostgreSQL versions, the Python package,
-# clang-format).
+# Go and seiflotfy/cuckoofilter, the Debian roots of newer PostgreSQL
+# versions, the Python package, clang-format).
 BUILD_PACKAGES := gcc make clang libxxhash-dev libsqlite3-dev sqlite3 python3 \
 	postgresql-$(PG_MAJOR) postgresql-server-dev-$(PG_MAJOR)
-TEST_PACKAGES := libclang-rt-dev libbloom-dev debootstrap \
+TEST_PACKAGES := libclang-rt-dev libbloom-dev golang-go golang-github-seiflotfy-cuckoofilter-dev \
+	debootstrap \
 	python3-setuptools python3-venv python3-dev python3-psycopg \
 	qemu-user gcc-s390x-linux-gnu libc6-dev-s390x-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
 	clang-format

@@ -44,6 +44,25 @@ $(DELETE_BENCH): bench/delete_bench.c bench/bench_clock.h $(CORE_OBJ) $(CORE_HDR
 bench-delete: $(DELETE_BENCH)
 	$(DELETE_BENCH) $(DELETE_BENCH_ARGS)
 
+# amq's b4 against seiflotfy/cuckoofilter, the Go library the seeds cite, side
+# by side in one run (bench/go/run.sh): Debian's golang-go and
+# golang-github-seiflotfy-cuckoofilter-dev (make deps), built offline from
+# /usr/share/gocode in GOPATH mode, with no module download.
+# CUCKOO_GO_ARGS: e.g. "--runs 1 1e6".
+CUCKOO_GO := $(BUILD)/bench/cuckoo_go
+GO_OFFLINE := GO111MODULE=off GOPATH=/usr/share/gocode GOPROXY=off GOFLAGS= \
+	GOCACHE=$(abspath $(BUILD))/go-cache
+
+$(CUCKOO_GO): bench/go/cuckoo/main.go
+	@command -v go >/dev/null && [ -d /usr/share/gocode/src/github.com/seiflotfy/cuckoofilter ] || \
+	  { echo "no Go or no seiflotfy/cuckoofilter; run: make deps" >&2; exit 1; }
+	@mkdir -p $(dir $@)
+	cd bench/go/cuckoo && $(GO_OFFLINE) go build -o $(abspath $@) .
+
+.PHONY: bench-cuckoo-go
+bench-cuckoo-go: $(CUCKOO_BENCH) $(CUCKOO_GO)
+	bash bench/go/run.sh $(CUCKOO_BENCH) $(CUCKOO_GO) $(CUCKOO_GO_ARGS)
+
 # A local join-filter probe's membership test for tiny build sides: the
 # Bloom filter against exact sets and a range check (issue #33).
 EXACT_BENCH := $(BUILD)/bench/exact_bench
@@ -90,4 +109,6 @@ bench-scale: $(BUILD)/amq.so $(BUILD)/python/venv/.installed install
 # The packages first, in a make of their own (as for make test).
 bench: deps
 	@$(MAKE) --no-print-directory bench-core bench-cuckoo bench-delete bench-sqlite bench-pg bench-multi \
+
+	@$(MAKE) --no-print-directory bench-core bench-cuckoo bench-cuckoo-go bench-sqlite bench-pg bench-multi \
 	  bench-join bench-bulk bench-python bench-release

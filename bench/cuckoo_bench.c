@@ -9,6 +9,8 @@
  * semi-sorted against b4. Usage: cuckoo_bench [--runs R] [n ...] (default 3
  * runs, n = 1e6 1e8). Values are int64 keys hashed as SQL hashes them, and
  * the hashing is part of every time, as it is of every SQL row.
+ * cuckoo_bench --against-go n prints one round of bench/go/run.sh's
+ * comparison with seiflotfy/cuckoofilter instead (against_go).
  */
 #include "amq.h"
 #include "bench_clock.h"
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #define DEFAULT_RUNS 3
@@ -85,32 +88,40 @@ static double probe_ns(amq_probe probe, const amq_filter *f, int64_t base, uint6
 	return ns;
 }
 
-/* Fills a layout's filter sized for n at fpr with the values 0..n-1, then
- * probes present values and ABSENT_PROBES values from n up. */
-static measurement measure(amq_layout layout, uint64_t n, double fpr)
+/* Fills f with the values 0..n-1, then probes present values and
+ * ABSENT_PROBES values from n up. */
+static measurement fill_and_probe(amq_filter *f, uint64_t n, const amq_allocator *a)
 {
 	measurement m = {0};
+	amq_error err;
+	double t0 = now();
+	for (int64_t v = 0; v < (int64_t)n; v++)
+		m.failed_adds += amq_filter_add_to(f, amq_hash_int(v, 0), a, &err) != AMQ_OK;
+	m.add_ns = (now() - t0) * 1e9 / (double)n;
+
+	amq_probe probe = amq_filter_probe_for(f);
+	uint64_t present = n < PRESENT_PROBES ? n : PRESENT_PROBES, hits;
+	m.present_ns = probe_ns(probe, f, 0, n, present, &hits);
+	m.false_negatives = present - hits;
+	m.absent_ns = probe_ns(probe, f, (int64_t)n, ABSENT_PROBES, ABSENT_PROBES, &hits);
+	m.fpr = (double)hits / ABSENT_PROBES;
+
+	m.bits_per_item = (double)f->payload_size * 8.0 / (double)n;
+	m.load = amq_cuckoo_load(f);
+	m.fingerprint_bits = f->hashes;
+	return m;
+}
+
+/* A layout's filter sized for n at fpr, filled and probed. */
+static measurement measure(amq_layout layout, uint64_t n, double fpr)
+{
 	amq_filter f;
 	amq_error err;
 	if (amq_cuckoo_create(&f, layout, n, fpr, 0, A, &err) != AMQ_OK) {
 		fprintf(stderr, "cuckoo_bench: %s\n", err.message);
 		exit(1);
 	}
-	double t0 = now();
-	for (int64_t v = 0; v < (int64_t)n; v++)
-		m.failed_adds += amq_filter_add_to(&f, amq_hash_int(v, 0), A, &err) != AMQ_OK;
-	m.add_ns = (now() - t0) * 1e9 / (double)n;
-
-	amq_probe probe = amq_filter_probe_for(&f);
-	uint64_t present = n < PRESENT_PROBES ? n : PRESENT_PROBES, hits;
-	m.present_ns = probe_ns(probe, &f, 0, n, present, &hits);
-	m.false_negatives = present - hits;
-	m.absent_ns = probe_ns(probe, &f, (int64_t)n, ABSENT_PROBES, ABSENT_PROBES, &hits);
-	m.fpr = (double)hits / ABSENT_PROBES;
-
-	m.bits_per_item = (double)f.payload_size * 8.0 / (double)n;
-	m.load = amq_cuckoo_load(&f);
-	m.fingerprint_bits = f.hashes;
+	measurement m = fill_and_probe(&f, n, A);
 	amq_filter_free(&f, A);
 	return m;
 }
@@ -194,10 +205,91 @@ static void print_cell_rows(uint64_t n, double fpr, const cell *c)
 	fflush(stdout);
 }
 
+/* Prints m as bench/go/run.sh reads it: one line of name=value pairs. */
+static void print_row(const char *name, uint64_t n, const measurement *m)
+{
+	printf("row name=%s n=%llu bytes=%.0f load=%.4f add_ns=%.2f present_ns=%.2f "
+	       "absent_ns=%.2f fpr=%.5f failed_adds=%llu false_negatives=%llu\n",
+	       name, (unsigned long long)n, m->bits_per_item * (double)n / 8.0, m->load, m->add_ns,
+	       m->present_ns, m->absent_ns, m->fpr, (unsigned long long)m->failed_adds,
+	       (unsigned long long)m->false_negatives);
+}
+
+#define HUGE_PAGE ((size_t)2 << 20)
+
+/* Blocks aligned to and rounded up to 2 MiB, given to transparent huge pages
+ * (madvise), as the Go runtime backs its heap: against_go's "-thp" rows. */
+static void *huge_alloc(void *ctx, size_t size)
+{
+	(void)ctx;
+	size_t rounded = (size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	void *p = aligned_alloc(HUGE_PAGE, rounded);
+	if (p != NULL)
+		madvise(p, rounded, MADV_HUGEPAGE);
+	return p;
+}
+
+static void huge_free(void *ctx, void *p)
+{
+	(void)ctx;
+	free(p);
+}
+
+static const amq_allocator huge_allocator = {.alloc = huge_alloc, .free = huge_free};
+
+/* A b4 filter from allocator a, at p = 1% sized for n (buckets 0) or with
+ * `buckets` buckets of `bits`-bit fingerprints, filled with n values, probed
+ * and printed as name. */
+static int go_row(const char *name, uint64_t n, uint64_t buckets, uint32_t bits,
+		  const amq_allocator *a)
+{
+	amq_filter f;
+	amq_error err;
+	amq_status st =
+	    buckets == 0
+		? amq_cuckoo_create(&f, AMQ_LAYOUT_CLASSIC, n, 0.01, 0, a, &err)
+		: amq_cuckoo_create_exact(&f, AMQ_LAYOUT_CLASSIC, buckets, bits, 0, a, &err);
+	if (st != AMQ_OK) {
+		fprintf(stderr, "cuckoo_bench: %s\n", err.message);
+		return 1;
+	}
+	measurement m = fill_and_probe(&f, n, a);
+	amq_filter_free(&f, a);
+	print_row(name, n, &m);
+	return 0;
+}
+
+/* One round of bench/go/run.sh at n: b4 at p = 1% sized as SQL sizes it (95%
+ * load), then with the bucket count seiflotfy/cuckoofilter's NewFilter(n)
+ * takes (n rounded up to a power of two, over 4), so at its load; each on 4
+ * KiB pages and on huge pages; and last with Go's buckets and its 8-bit
+ * fingerprints, so in the same bytes. */
+static int against_go(uint64_t n)
+{
+	uint64_t pow2 = 1;
+	while (pow2 < n)
+		pow2 <<= 1;
+	uint64_t go_buckets = pow2 >= 8 ? pow2 / 4 : 1;
+	uint32_t bits = amq_cuckoo_fingerprint_bits(AMQ_LAYOUT_CLASSIC, 0.01);
+	const amq_allocator *huge = &huge_allocator;
+	return go_row("amq-b4", n, 0, 0, A) | go_row("amq-b4-thp", n, 0, 0, huge) |
+	       go_row("amq-b4-go-load", n, go_buckets, bits, A) |
+	       go_row("amq-b4-go-load-thp", n, go_buckets, bits, huge) |
+	       go_row("amq-b4-go-bytes", n, go_buckets, 8, A);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t sizes[MAX_SIZES] = {1000000, 100000000};
 	int nsizes = 2, runs = DEFAULT_RUNS, first = 1;
+	if (argc == 3 && strcmp(argv[1], "--against-go") == 0) {
+		double n = strtod(argv[2], NULL);
+		if (!(n >= 1 && n <= 1e10)) {
+			fprintf(stderr, "cuckoo_bench: n must be 1 to 1e10, got %s\n", argv[2]);
+			return 2;
+		}
+		return against_go((uint64_t)n);
+	}
 	if (argc > 2 && strcmp(argv[1], "--runs") == 0) {
 		runs = atoi(argv[2]);
 		first = 3;
