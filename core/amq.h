@@ -377,6 +377,13 @@ const char *amq_filter_layout_name(const amq_filter *f);
  * items at fpr; AMQ_TOO_LARGE past the size limit. Allocates nothing. */
 amq_status amq_filter_size(amq_kind kind, amq_layout layout, uint64_t capacity, double fpr,
 			   uint32_t *hashes, uint64_t *cells, amq_error *err);
+/* The bytes (header and payload) of the filter amq_filter_create would make,
+ * without making it: for callers that must place it in memory of their own,
+ * or weigh it against a limit first. AMQ_TOO_LARGE past the size limit;
+ * AMQ_INVALID_ARGUMENT for a layout that grows (scalable), whose size is
+ * not fixed. Allocates nothing. */
+amq_status amq_filter_bytes(amq_kind kind, amq_layout layout, uint64_t capacity, double fpr,
+			    size_t *bytes, amq_error *err);
 /* An empty filter of this kind and layout for capacity items at fpr. */
 amq_status amq_filter_create(amq_filter *f, amq_kind kind, amq_layout layout, uint64_t capacity,
 			     double fpr, uint64_t seed, const amq_allocator *a, amq_error *err);
@@ -441,11 +448,6 @@ amq_status amq_bloom_size(uint64_t capacity, double fpr, amq_layout layout, uint
 /* An empty Bloom filter for capacity items at fpr. */
 amq_status amq_bloom_create(amq_filter *f, uint64_t capacity, double fpr, amq_layout layout,
 			    uint64_t seed, const amq_allocator *a, amq_error *err);
-/* The size in bytes of the filter amq_bloom_create makes for these arguments
- * (its serialized form), without making it: for callers that must place it
- * in memory of their own, or weigh it against a limit first. */
-amq_status amq_bloom_create_bytes(uint64_t capacity, double fpr, amq_layout layout, size_t *bytes,
-				  amq_error *err);
 /* An empty Bloom filter with exactly these parameters (blocked: bits is a
  * multiple of 512). */
 amq_status amq_bloom_create_exact(amq_filter *f, amq_layout layout, uint64_t bits, uint32_t hashes,

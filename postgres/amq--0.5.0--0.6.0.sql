@@ -3,7 +3,10 @@
 -- per value at 0.39% false positives (8-bit fingerprints) or 18 at 0.0015%
 -- (16-bit), probed by fuse_contains and @> / <@. It has no single adds,
 -- deletes or merges. Its filters are format version 5, which amq 0.5.0 and
--- earlier refuse as "written by a newer amq".
+-- earlier refuse as "written by a newer amq". Hash joins ship fuse filters to
+-- postgres_fdw scans when amq.join_filter_remote_filter says so and the
+-- shards run 0.6.0 or later: the shards then need the fuse type and the
+-- probe's overload below.
 
 \echo Use "ALTER EXTENSION amq UPDATE TO '0.6.0'" to load this file. \quit
 
@@ -72,3 +75,10 @@ CREATE AGGREGATE fuse_agg(anycompatible, float8) (
 	COMBINEFUNC = amq_agg_combine, SERIALFUNC = amq_agg_serialize,
 	DESERIALFUNC = amq_agg_deserialize, PARALLEL = SAFE
 );
+
+-- amq_join_filter_probe(fuse, value): the judged probe a hash join ships to a
+-- postgres_fdw scan, for a binary fuse filter (amq.join_filter_remote_filter =
+-- 'fuse'); fuse_contains, switched off where it does not pay, as the bloom
+-- one. VOLATILE, as that one: not for indexes or constraints.
+CREATE FUNCTION amq_join_filter_probe(filter fuse, value anycompatible) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'amq_pg_join_filter_probe_fuse' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;

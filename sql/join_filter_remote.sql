@@ -208,6 +208,32 @@ RESET work_mem;
 RESET hash_mem_multiplier;
 RESET amq.join_filter_remote_max_memory;
 
+-- amq.join_filter_remote_filter = 'fuse': a binary fuse filter ships instead,
+-- cast to amq's fuse type and probed by amq_join_filter_probe's fuse
+-- overload: 16-bit fingerprints where the cap allows (the bytes of
+-- fuse_agg(k, 0.0001)), 8-bit within 3kB (fuse_agg(k)). The scans fetch the
+-- matching rows and about 0.0015% of the others; the answer is the same.
+SET amq.join_filter_remote_filter = 'fuse';
+SELECT * FROM pg_temp.plan_lines('VERBOSE, COSTS OFF', '(Remote SQL|Ships [A-Za-z ]+ \d+|Sent To):',
+                                 'SELECT count(*) FROM fact f JOIN dim_big d ON f.k = d.k');
+SELECT length(fuse_agg(k, 0.0001)::bytea) AS "16-bit", length(fuse_agg(k)::bytea) AS "8-bit"
+FROM dim_big;
+CREATE FUNCTION pg_temp.sent(query text) RETURNS SETOF text LANGUAGE sql AS $$
+	SELECT pg_temp.plan_lines('ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF',
+	                          'Filter \d+ (Sent|Size):', query)
+$$;
+SELECT * FROM pg_temp.sent('SELECT count(*) FROM fact f JOIN dim_big d ON f.k = d.k');
+SET amq.join_filter_remote_max_memory = '3kB';
+SELECT * FROM pg_temp.sent('SELECT count(*) FROM fact f JOIN dim_big d ON f.k = d.k');
+RESET amq.join_filter_remote_max_memory;
+SELECT * FROM pg_temp.fetched('SELECT count(*) FROM fact f JOIN dim_big d ON f.k = d.k', 4000, 10000);
+SELECT count(*) FROM fact f JOIN dim_big d ON f.k = d.k;
+-- Shards older than amq 0.6.0 have no fuse type: they get the Bloom filter.
+SET amq.join_filter_remote_shard_version = '0.5.0';
+SELECT * FROM pg_temp.sent('SELECT count(*) FROM fact f JOIN dim_big d ON f.k = d.k');
+RESET amq.join_filter_remote_shard_version;
+RESET amq.join_filter_remote_filter;
+
 -- Answers with the feature on and off, rescans included: a subplan rebuilds
 -- the hash table (and sends a new filter) for every outer row.
 CREATE TABLE answers (query text, filter boolean, answer text);

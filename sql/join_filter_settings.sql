@@ -9,3 +9,8 @@ SET amq.join_filter_max_memory = '1kB';
 SET amq.join_filter_remote_max_memory = '512MB';
 SET amq.join_filter_remote_max_memory = '524287kB';
 SHOW amq.join_filter_remote_max_memory;
+-- The filter shipped to postgres_fdw scans: bloom (the default) or fuse.
+SHOW amq.join_filter_remote_filter;
+SET amq.join_filter_remote_filter = 'cuckoo';
+SET amq.join_filter_remote_filter = 'fuse';
+SHOW amq.join_filter_remote_filter;

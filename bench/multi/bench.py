@@ -23,6 +23,8 @@ coordinator and two shards and loads orders, ROWS rows over the shards).
    --only matches runs only this table.
    Then the per-row cost on a shard of each case's Remote SQL, run on
    shard1 itself.
+   Then binary fuse against Bloom filters as the filter shipped
+   (amq.join_filter_remote_filter): --only fuse runs only this table.
 2. Exact key sets against Bloom filters (--set-sizes): orders JOIN n
    customers with an index on the shards' customer_id: plain, the remote
    filter sent as a Bloom filter only (amq.join_filter_remote_max_set_keys
@@ -71,6 +73,10 @@ FRESH_MATCH = ALL_MATCH.replace("FROM orders o", "FROM orders_fresh o")
 WIDE = "SET work_mem = '64MB';"
 # What a coordinator ships to shards it is told run amq 0.4.0: bloom_contains.
 OLD_PROBE = "SET amq.join_filter_remote_shard_version = '0.4.0';"
+# Binary fuse filters instead of Bloom filters to the shards.
+FUSE = "SET amq.join_filter_remote_filter = 'fuse';"
+# The selective join with 100,000 keys (every 10th customer).
+JOIN_100K = JOIN.replace("JOIN vip v", "JOIN vip100k v")
 SERIAL = "SET max_parallel_workers_per_gather = 0;"
 # The planner hooks of the automatic join filters act once the library is
 # loaded: each case's session loads it before planning (as README says a
@@ -157,7 +163,7 @@ def shipped(top):
     nodes = list(plan_nodes(top["Plan"]))
     for node in nodes:
         for key in node:
-            if not key.startswith("Ships Bloom Filter "):
+            if not key.startswith(("Ships Bloom Filter ", "Ships Binary Fuse Filter ")):
                 continue
             n = key.split()[-1]
             state = node.get(f"Filter {n} State")
@@ -434,6 +440,62 @@ def shard_cost(runs, plain, hand, auto):
                  for label, query in queries], rows)
 
 
+def fuse_vs_bloom(runs):
+    """Binary fuse filters against blocked Bloom filters as the filter
+    shipped to the shards (amq.join_filter_remote_filter, issue #34 item 4),
+    side by side: the selective join with 10,000 and 100,000 vip keys, and
+    every order matching without coordinator statistics (1M keys, work_mem
+    64MB, the filter ships by design); server time, busy CPU, rows fetched,
+    the filter's bytes and the bytes sent to the shards. Then what the
+    shipped condition costs a shard per row where every row matches, with
+    each kind's filter of every customer at the rate the build ships
+    (0.01%: 16-bit fingerprints for fuse)."""
+    psql("coord", "CREATE TABLE vip100k AS SELECT customer_id FROM customers "
+                  "WHERE customer_id % 10 = 0; ANALYZE vip100k;")
+    pairs = [(Case(f"{label}, Bloom", setup, query), Case(f"{label}, binary fuse", setup + FUSE, query))
+             for label, setup, query in (("10,000 vip keys", ON, JOIN), ("100,000 keys", ON, JOIN_100K),
+                                         ("every row matches, no statistics", ON + WIDE, FRESH_MATCH))]
+    cases = [c for pair in pairs for c in pair]
+    measure(cases, runs)
+    print("## across servers: binary fuse against Bloom filters shipped to the shards")
+    print("| query | filter | ms (median) | fuse/Bloom | busy CPU s (median) | fuse/Bloom | rows fetched "
+          "| filter bytes | bytes coord→shards | what ships (EXPLAIN VERBOSE) | answer |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    for bloom, fuse in pairs:
+        for case in (bloom, fuse):
+            rows = sum(fetched(s) for s in foreign_scans(case.explain["Plan"]))
+            size, ships = shipped(case.explain)
+            vs = ratio(fuse, bloom) if case is fuse else ""
+            vs_cpu = ratio(fuse, bloom, busy) if case is fuse else ""
+            print(f"| {case.label} | {'fuse' if case is fuse else 'bloom'} | {ms(case):.0f} | {vs} | "
+                  f"{statistics.median(case.cpu):.2f} | {vs_cpu} | {rows:,} | {size:,} | {case.wire[0]:,} "
+                  f"| {ships} | {case.answer} |")
+        check_same([bloom, fuse])
+    print()
+    hexes = {kind: value("coord", f"SELECT {kind}_agg(customer_id, 0.0001)::text FROM customers")
+             for kind in ("bloom", "fuse")}
+    top = value("coord", "SELECT max(customer_id) FROM customers")
+    rows = int(value("shard1", "SELECT count(*) FROM orders"))
+    fresh = [c for pair in pairs[2:] for c in pair]
+    statements = [("the plain scan (the filter NULL)", fresh[0], "bloom", "NULL")] + [
+        (case.label, case, kind, ":'filt'") for case, kind in zip(fresh, ("bloom", "fuse"))]
+    runs_sql = []
+    for label, case, kind, filt in statements:
+        sql = next(s["Remote SQL"] for s in foreign_scans(case.explain["Plan"])
+                   if s.get("Relation Name") == "orders_fresh_s1")
+        count = max((int(n) for n in re.findall(r"\$(\d+)::", sql)), default=0)
+        values = [filt, "NULL", "0", top][:count]
+        args = f"({', '.join(values)})" if values else ""
+        # psql reads backslashes in a quoted argument as escapes: double them.
+        runs_sql.append((label, "\n".join([
+            f"\\set filt '{hexes[kind].replace(chr(92), chr(92) * 2)}'",
+            "SET plan_cache_mode = force_custom_plan;", SERIAL, f"PREPARE q AS {sql};",
+            f"EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) EXECUTE q{args};"])))
+    shard_costs(f"## on one shard, every row matching: the shipped condition over its {rows:,} orders, "
+                f"Bloom ({len(hexes['bloom']) // 2 - 1:,} B) against binary fuse "
+                f"({len(hexes['fuse']) // 2 - 1:,} B) at 0.01%", runs, runs_sql, rows)
+
+
 def key_sets(runs, sizes):
     """Exact key sets against Bloom filters, to choose
     amq.join_filter_remote_max_set_keys and to compare the automatic filter
@@ -528,14 +590,18 @@ def main():
     parser.add_argument("--fact", type=int, default=5000000, help="rows of the one-node join's fact table")
     parser.add_argument("--set-sizes", default="100,1000,10000,100000",
                         help="inner keys of the exact-set table")
-    parser.add_argument("--only", choices=("sets", "matches"),
-                        help="only the exact-set table, or only every row matching without statistics")
+    parser.add_argument("--only", choices=("sets", "matches", "fuse"),
+                        help="only the exact-set table, only every row matching without statistics, "
+                             "or only binary fuse against Bloom filters")
     args = parser.parse_args()
     setup_coordinator(args.customers)
     rows = sum(int(value(shard, "SELECT count(*) FROM orders")) for shard in ("shard1", "shard2"))
     keys = int(value("coord", "SELECT count(*) FROM vip"))
     if args.only == "matches":
         every_row_fresh(args.runs)
+        return
+    if args.only == "fuse":
+        fuse_vs_bloom(args.runs)
         return
     if args.only != "sets":
         print(f"## across servers: {rows:,} orders on 2 shards, {keys:,} vip keys")

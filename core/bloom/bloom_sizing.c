@@ -209,17 +209,3 @@ amq_status amq_bloom_create_exact(amq_filter *f, amq_layout layout, uint64_t bit
 		return st;
 	return amq_filter_allocate(f, AMQ_KIND_BLOOM, layout, hashes, seed, bits, a, err);
 }
-
-amq_status amq_bloom_create_bytes(uint64_t capacity, double fpr, amq_layout layout, size_t *bytes,
-				  amq_error *err)
-{
-	uint64_t bits;
-	uint32_t hashes;
-	amq_status st = amq_bloom_size(capacity, fpr, layout, &bits, &hashes, err);
-	if (st == AMQ_OK)
-		st = check_exact(layout, bits, hashes, err);
-	if (st != AMQ_OK)
-		return st;
-	*bytes = AMQ_HEADER_BYTES + (size_t)amq_payload_size(AMQ_KIND_BLOOM, layout, hashes, bits);
-	return AMQ_OK;
-}

@@ -209,6 +209,24 @@ amq_status amq_filter_size(amq_kind kind, amq_layout layout, uint64_t capacity, 
 	return st;
 }
 
+amq_status amq_filter_bytes(amq_kind kind, amq_layout layout, uint64_t capacity, double fpr,
+			    size_t *bytes, amq_error *err)
+{
+	uint32_t hashes;
+	uint64_t cells, payload;
+	const amq_variant *v = amq_variant_find(kind, layout);
+	if (v != NULL && v->add_grow != NULL)
+		return amq_fail(err, AMQ_INVALID_ARGUMENT, "",
+				"a %s %s filter grows, so it has no fixed size", v->layout_name,
+				v->kind_name);
+	amq_status st = amq_filter_size(kind, layout, capacity, fpr, &hashes, &cells, err);
+	if (st == AMQ_OK)
+		st = amq_check_size(kind, layout, hashes, cells, &payload, err);
+	if (st == AMQ_OK)
+		*bytes = AMQ_HEADER_BYTES + (size_t)payload;
+	return st;
+}
+
 amq_status amq_filter_add_to(amq_filter *f, uint64_t hash, const amq_allocator *a, amq_error *err)
 {
 	const amq_variant *v = amq_variant_of(f);

@@ -297,9 +297,9 @@ static Size filter_bytes(const amq_jf_filter *f)
 	size_t bytes;
 	amq_error err;
 
-	amq_pg_check(
-	    amq_bloom_create_bytes(f->capacity, AMQ_JF_FPR, AMQ_LAYOUT_BLOCKED, &bytes, &err),
-	    &err);
+	amq_pg_check(amq_filter_bytes(AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED, f->capacity, AMQ_JF_FPR,
+				      &bytes, &err),
+		     &err);
 	return bytes;
 }
 

@@ -62,12 +62,14 @@ typedef struct amq_jf_filter_plan {
 	bool collect_keys;
 } amq_jf_filter_plan;
 
-/* The executor parameters of one remote filter: its Bloom filter's, the
- * exact set of its keys' (an array of key_type) and their range's (lo and
- * hi, of key_type; -1 for a type whose order a shard may see otherwise). */
+/* The executor parameters of one remote filter: its filter's (bloom, a
+ * Bloom or, when fuse, a binary fuse filter), the exact set of its keys' (an
+ * array of key_type) and their range's (lo and hi, of key_type; -1 for a
+ * type whose order a shard may see otherwise). */
 typedef struct amq_jf_remote_params {
 	int bloom, set, lo, hi;
 	Oid key_type; /* the inner key's type (a domain's base type) */
+	bool fuse;    /* the filter is a binary fuse filter (amq_jf_ship_fuse) */
 } amq_jf_remote_params;
 
 /* A remote filter of a builder node: its executor parameters, the

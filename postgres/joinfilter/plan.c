@@ -51,8 +51,9 @@ typedef struct plan_walk {
 	int parallel_workers; /* of the nearest Gather above; 0 outside one */
 	PlannedStmt *stmt;
 	Oid bloom_type;	     /* remote filters' parameter type; InvalidOid: none */
+	Oid fuse_type;	     /* the same for fuse filters (amq_jf_ship_fuse) */
 	char *amq_schema;    /* bloom_type's schema, quoted */
-	bool bloom_type_set; /* bloom_type was looked up */
+	bool bloom_type_set; /* bloom_type and fuse_type were looked up */
 } plan_walk;
 
 typedef void (*child_fn)(Plan **slot, void *arg);
@@ -196,8 +197,8 @@ static uint64 filter_capacity(Hash *hash, const plan_walk *walk)
 		size_t bytes;
 		amq_error err;
 
-		if (amq_bloom_create_bytes((uint64)want, AMQ_JF_FPR, AMQ_LAYOUT_BLOCKED, &bytes,
-					   &err) == AMQ_OK &&
+		if (amq_filter_bytes(AMQ_KIND_BLOOM, AMQ_LAYOUT_BLOCKED, (uint64)want, AMQ_JF_FPR,
+				     &bytes, &err) == AMQ_OK &&
 		    (double)bytes <= max_bytes)
 			return (uint64)want;
 		want = Max(inner, 1024.0);
@@ -573,7 +574,8 @@ static bool remote_wanted(HashJoin *hj, plan_walk *walk)
 	if (!amq_jf_remote_enabled || innerPlan(hj)->parallel_aware)
 		return false;
 	if (!walk->bloom_type_set) {
-		walk->bloom_type = amq_jf_bloom_type(&walk->amq_schema);
+		walk->bloom_type = amq_jf_filter_type("bloom", &walk->amq_schema);
+		walk->fuse_type = amq_jf_filter_type("fuse", &walk->amq_schema);
 		walk->bloom_type_set = true;
 	}
 	return OidIsValid(walk->bloom_type);
@@ -597,8 +599,16 @@ static List *ship_clause(HashJoin *hj, int clause, double pass, List **exprs, Li
 	/* Key values (a set, a range) only when the setting allows them now. */
 	bool values = amq_jf_remote_max_set_keys > 0;
 	bool ordered = values && amq_jf_remote_key_ordered(key_type);
-	amq_jf_remote_params params = {first, values ? first + 1 : -1, ordered ? first + 2 : -1,
-				       ordered ? first + 3 : -1, key_type};
+	/* A fuse filter where the setting asks for one and the shards and this
+	 * database's amq have it. */
+	bool fuse = amq_jf_ship_fuse() && OidIsValid(walk->fuse_type);
+	Oid filter_type = fuse ? walk->fuse_type : walk->bloom_type;
+	amq_jf_remote_params params = {first,
+				       values ? first + 1 : -1,
+				       ordered ? first + 2 : -1,
+				       ordered ? first + 3 : -1,
+				       key_type,
+				       fuse};
 	/* The clause as partition_qual reads it. */
 	clause_key key = {.clause = clause,
 			  .collation = list_nth_oid(hj->hashcollations, clause),
@@ -628,7 +638,7 @@ static List *ship_clause(HashJoin *hj, int clause, double pass, List **exprs, Li
 		    !amq_jf_remote_target(walk->stmt, (ForeignScan *)*place->slot, place->attno,
 					  pass <= amq_jf_max_pass_rate, &target))
 			continue;
-		n = amq_jf_remote_attach(walk->stmt, &target, &params, walk->bloom_type,
+		n = amq_jf_remote_attach(walk->stmt, &target, &params, filter_type,
 					 walk->amq_schema);
 		shipped = lappend(shipped, target.scan);
 		scan_ids = lappend_int(scan_ids, target.scan->scan.plan.plan_node_id);
@@ -645,7 +655,7 @@ static List *ship_clause(HashJoin *hj, int clause, double pass, List **exprs, Li
 	if (shipped == NIL)
 		return NIL;
 	/* In the order of params: the filter, the set and the range. */
-	walk->stmt->paramExecTypes = lappend_oid(walk->stmt->paramExecTypes, walk->bloom_type);
+	walk->stmt->paramExecTypes = lappend_oid(walk->stmt->paramExecTypes, filter_type);
 	if (values)
 		walk->stmt->paramExecTypes =
 		    lappend_oid(walk->stmt->paramExecTypes, get_array_type(key_type));

@@ -114,6 +114,7 @@ List *amq_jf_build_plan_write(const amq_jf_build_plan *plan)
 		out = lappend(out, makeInteger(rf->params.lo));
 		out = lappend(out, makeInteger(rf->params.hi));
 		out = lappend(out, makeInteger((int)rf->params.key_type));
+		out = lappend(out, makeInteger(rf->params.fuse));
 		out = lappend(out, makeInteger(rf->nscans));
 		for (int s = 0; s < rf->nscans; s++) {
 			out = lappend(out, makeInteger(rf->scan_ids[s]));
@@ -156,6 +157,7 @@ void amq_jf_build_plan_read(List *private, amq_jf_build_plan *plan)
 		rf->params.lo = read_int(&r);
 		rf->params.hi = read_int(&r);
 		rf->params.key_type = (Oid)read_int(&r);
+		rf->params.fuse = read_int(&r) != 0;
 		rf->nscans = read_int(&r);
 		rf->scan_ids = palloc(sizeof(int) * rf->nscans);
 		rf->labels = palloc(sizeof(char *) * rf->nscans);

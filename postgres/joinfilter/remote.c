@@ -375,7 +375,7 @@ static Oid get_extension_schema(Oid extension_oid)
 #endif
 
 /* See joinfilter/remote.h. */
-Oid amq_jf_bloom_type(char **schema)
+Oid amq_jf_filter_type(const char *kind, char **schema)
 {
 	Oid extension = get_extension_oid("amq", true);
 	Oid namespace;
@@ -384,7 +384,7 @@ Oid amq_jf_bloom_type(char **schema)
 		return InvalidOid;
 	namespace = get_extension_schema(extension);
 	*schema = pstrdup(quote_identifier(get_namespace_name(namespace)));
-	return GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum("bloom"),
+	return GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum(kind),
 			       ObjectIdGetDatum(namespace));
 }
 
@@ -442,7 +442,8 @@ static int add_param(ForeignScan *scan, int paramid, Oid type)
 
 /* See joinfilter/remote.h. */
 int amq_jf_remote_attach(PlannedStmt *stmt, const amq_jf_remote_scan *target,
-			 const amq_jf_remote_params *params, Oid bloom_type, const char *amq_schema)
+			 const amq_jf_remote_params *params, Oid filter_type,
+			 const char *amq_schema)
 {
 	ForeignScan *scan = target->scan;
 	const char *sql = strVal(linitial(scan->fdw_private));
@@ -451,16 +452,17 @@ int amq_jf_remote_attach(PlannedStmt *stmt, const amq_jf_remote_scan *target,
 	int n, where, order_by;
 	StringInfoData buf;
 
-	n = add_param(scan, params->bloom, bloom_type);
+	n = add_param(scan, params->bloom, filter_type);
 	find_clauses(sql, &where, &order_by);
 	initStringInfo(&buf);
 	appendBinaryStringInfo(&buf, sql, order_by);
 	appendStringInfo(&buf,
 			 "%s((($%d::pg_catalog.bytea IS NULL) OR CASE WHEN %s THEN "
-			 "%s.%s($%d::pg_catalog.bytea::%s.bloom, %s%s) ELSE true END))",
+			 "%s.%s($%d::pg_catalog.bytea::%s.%s, %s%s) ELSE true END))",
 			 where >= 0 ? " AND " : " WHERE ", n, target->type_check_sql, amq_schema,
-			 amq_jf_shards_judge() ? AMQ_JF_SHARD_PROBE : "bloom_contains", n,
-			 amq_schema, target->column_sql,
+			 params->fuse || amq_jf_shards_judge() ? AMQ_JF_SHARD_PROBE
+							       : "bloom_contains",
+			 n, amq_schema, params->fuse ? "fuse" : "bloom", target->column_sql,
 			 target->text ? "::pg_catalog.text COLLATE pg_catalog.\"C\"" : "");
 	if (params->set >= 0) {
 		char *set =

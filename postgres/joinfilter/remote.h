@@ -47,16 +47,17 @@ typedef struct amq_jf_remote_scan {
 bool amq_jf_remote_target(PlannedStmt *stmt, ForeignScan *scan, AttrNumber attno, bool selective,
 			  amq_jf_remote_scan *target);
 
-/* amq's bloom type in this database, with amq's schema (quoted) in
- * *schema; or InvalidOid (amq is loaded but not created here). */
-Oid amq_jf_bloom_type(char **schema);
+/* amq's type named kind ("bloom", "fuse") in this database, with amq's
+ * schema (quoted) in *schema; or InvalidOid (amq is loaded but not created
+ * here, or its version has no such type). */
+Oid amq_jf_filter_type(const char *kind, char **schema);
 
 /* Gives target's scan the remote filter of executor parameters params (the
- * Bloom filter's of type bloom_type, in amq_schema): appends the parameters
- * to its fdw_exprs and the conditions to its Remote SQL. Returns the Bloom
- * filter's parameter's number there ($n). */
+ * filter's of type filter_type, bloom or fuse as params says, in
+ * amq_schema): appends the parameters to its fdw_exprs and the conditions
+ * to its Remote SQL. Returns the filter's parameter's number there ($n). */
 int amq_jf_remote_attach(PlannedStmt *stmt, const amq_jf_remote_scan *target,
-			 const amq_jf_remote_params *params, Oid bloom_type,
+			 const amq_jf_remote_params *params, Oid filter_type,
 			 const char *amq_schema);
 
 /* Gives a scan amq_jf_remote_attach edited the condition ($n::bool IS NOT

@@ -56,6 +56,17 @@ extern char *amq_jf_remote_shard_version;
 /* Whether the shards have AMQ_JF_SHARD_PROBE. */
 bool amq_jf_shards_judge(void);
 
+/* The filter a remote scan gets (amq.join_filter_remote_filter): a blocked
+ * Bloom filter, or a binary fuse filter, smaller at a lower rate but slower
+ * to build, which shards read from AMQ_JF_FUSE_SINCE on (the fuse type and
+ * AMQ_JF_SHARD_PROBE's overload for it). */
+typedef enum amq_jf_remote_kind { AMQ_JF_REMOTE_BLOOM, AMQ_JF_REMOTE_FUSE } amq_jf_remote_kind;
+extern int amq_jf_remote_filter;
+#define AMQ_JF_FUSE_SINCE "0.6.0"
+/* Whether remote scans planned now get binary fuse filters: the setting
+ * asks for them and the shards are AMQ_JF_FUSE_SINCE or later. */
+bool amq_jf_ship_fuse(void);
+
 /* Defines the settings, registers the custom scans, installs the hooks
  * (called once, by _PG_init). */
 void amq_jf_init(void);

@@ -1,7 +1,7 @@
 /*
  * joinfilter/shard_probe.c - amq_join_filter_probe(filter, value), the probe
  * a hash join ships into a postgres_fdw scan's Remote SQL (remote.c), run on
- * the remote server: bloom_contains, judged. A filter that passes nearly
+ * the remote server: bloom_contains (fuse_contains), judged. A filter that passes nearly
  * every row (every row has a match, which the coordinator cannot foresee
  * without statistics on the foreign table) costs the shard a probe per row
  * and saves nothing, so the call site counts its passes over windows and
@@ -20,12 +20,11 @@
 #include "joinfilter/judge.h"
 #include "joinfilter/settings.h"
 
-/* amq_join_filter_probe(filter, value): true unprobed while this call site's
- * judge is off, else bloom_contains's answer, counted in the judge's window. */
-AMQ_PG_FUNCTION(amq_pg_join_filter_probe);
-Datum amq_pg_join_filter_probe(PG_FUNCTION_ARGS)
+/* amq_join_filter_probe(filter, value) of call's kind: true unprobed while
+ * this call site's judge is off, else the filter's answer, counted in the
+ * judge's window. */
+static Datum judged_probe(FunctionCallInfo fcinfo, amq_pg_call *call)
 {
-	static amq_pg_call call = {0, AMQ_JF_SHARD_PROBE, AMQ_SQL_CONTAINS, "bloom"};
 	typedef struct judged {
 		bool ready;
 		amq_jf_judge judge;
@@ -37,7 +36,7 @@ Datum amq_pg_join_filter_probe(PG_FUNCTION_ARGS)
 	bool passed;
 
 	if (!state->ready) {
-		call.kind = amq_kind_named(call.kind_name);
+		call->kind = amq_kind_named(call->kind_name);
 		amq_jf_judge_init(&state->judge);
 		state->ready = true;
 	}
@@ -45,8 +44,27 @@ Datum amq_pg_join_filter_probe(PG_FUNCTION_ARGS)
 		amq_jf_judge_pass_unprobed(&state->judge);
 		PG_RETURN_BOOL(true);
 	}
-	f = amq_pg_probe(fcinfo, 0, 1, &call, &probe, &hash);
+	f = amq_pg_probe(fcinfo, 0, 1, call, &probe, &hash);
 	passed = probe(f, hash);
 	amq_jf_judge_count(&state->judge, 1, passed);
 	PG_RETURN_BOOL(passed);
+}
+
+/* amq_join_filter_probe(bloom, value), amq 0.5.0's. */
+AMQ_PG_FUNCTION(amq_pg_join_filter_probe);
+Datum amq_pg_join_filter_probe(PG_FUNCTION_ARGS)
+{
+	static amq_pg_call call = {0, AMQ_JF_SHARD_PROBE, AMQ_SQL_CONTAINS, "bloom"};
+
+	return judged_probe(fcinfo, &call);
+}
+
+/* amq_join_filter_probe(fuse, value), from amq 0.6.0: the probe of a binary
+ * fuse filter (amq.join_filter_remote_filter). */
+AMQ_PG_FUNCTION(amq_pg_join_filter_probe_fuse);
+Datum amq_pg_join_filter_probe_fuse(PG_FUNCTION_ARGS)
+{
+	static amq_pg_call call = {0, AMQ_JF_SHARD_PROBE, AMQ_SQL_CONTAINS, "fuse"};
+
+	return judged_probe(fcinfo, &call);
 }

@@ -1,13 +1,14 @@
 /*
- * joinfilter/ship.c - the builder's remote filters: the Bloom filters it
- * ships, as an executor parameter, to the postgres_fdw scans of the hash
- * join's outer side (joinfilter/remote.c put the parameter in their Remote
- * SQL). Each is built from the same inner rows as the local filters, with
- * amq's portable hashing so that the shard's bloom_contains agrees: the
- * builder collects the hashes and sizes the filter for the distinct ones, as
- * bloom_agg(key, fpr) does, which makes it the filter bloom_agg(key, fpr)
- * would build, fpr the lowest of ship_fprs whose filter of the build's rows
- * fits amq.join_filter_remote_max_memory.
+ * joinfilter/ship.c - the builder's remote filters: the Bloom filters (or,
+ * planned so, binary fuse filters) it ships, as an executor parameter, to
+ * the postgres_fdw scans of the hash join's outer side (joinfilter/remote.c
+ * put the parameter in their Remote SQL). Each is built from the same inner
+ * rows as the local filters, with amq's portable hashing so that the
+ * shard's probe agrees: the builder collects the hashes and sizes the filter
+ * for the distinct ones, as bloom_agg(key, fpr) (fuse_agg(key, fpr)) does,
+ * which makes it the filter that aggregate would build, fpr the lowest of
+ * ship_fprs whose filter of the build's rows fits
+ * amq.join_filter_remote_max_memory.
  *
  * The parameter is NULL until a build completes, and NULL again from a
  * rebuild's start; a filter larger than amq.join_filter_remote_max_memory,
@@ -136,18 +137,25 @@ void amq_jf_ship_link(amq_jf_build_state *state, List *scans)
  * more, where the filter's bytes cost nanoseconds each, once per scan. So a
  * build takes the lowest rate whose filter of its rows fits
  * amq.join_filter_remote_max_memory (10,000 keys: 12 KB at 1%, 29 KB at
- * 0.01%); the last, bloom_agg's default, bounds how many keys a build
- * collects.
+ * 0.01%; a fuse filter has 16-bit fingerprints at the first two, 0.0015%,
+ * and 8-bit at the last, 0.39%); the last, the aggregates' default, bounds
+ * how many keys a build collects.
  */
 static const double ship_fprs[] = {0.0001, 0.001, AMQ_SQL_DEFAULT_FPR};
 
-/* How every remote filter is sized while it collects: as bloom_agg(key)
- * sizes its filter; ship_finish may lower the rate. */
-static amq_sql_sizing ship_sizing(void)
+/* The kind of r's filter, as planned. */
+static amq_kind ship_kind(const amq_jf_remote *r)
+{
+	return r->params.fuse ? amq_kind_named("fuse") : AMQ_KIND_BLOOM;
+}
+
+/* How a remote filter of kind is sized while it collects: as bloom_agg(key)
+ * (fuse_agg(key)) sizes its filter; ship_finish may lower the rate. */
+static amq_sql_sizing ship_sizing(amq_kind kind)
 {
 	amq_sql_sizing sizing;
 
-	amq_sql_sizing_init(&sizing, AMQ_KIND_BLOOM);
+	amq_sql_sizing_init(&sizing, kind);
 	return sizing;
 }
 
@@ -156,15 +164,15 @@ static amq_sql_sizing ship_sizing(void)
  * fits amq.join_filter_remote_max_memory. */
 static void lower_rate(amq_jf_remote *r)
 {
-	amq_sql_sizing sizing = ship_sizing();
+	amq_sql_sizing sizing = ship_sizing(ship_kind(r));
 	uint64 rows = Max(r->builder.rows, 1);
 	amq_error err;
 
 	for (size_t i = 0; i + 1 < lengthof(ship_fprs); i++) {
 		size_t bytes;
 
-		if (amq_bloom_create_bytes(rows, ship_fprs[i], amq_sql_layout(&sizing), &bytes,
-					   &err) == AMQ_OK &&
+		if (amq_filter_bytes(sizing.kind, amq_sql_layout(&sizing), rows, ship_fprs[i],
+				     &bytes, &err) == AMQ_OK &&
 		    bytes <= (size_t)amq_jf_remote_max_kb * 1024) {
 			amq_pg_check(amq_builder_set_fpr(&r->builder, ship_fprs[i], &err), &err);
 			return;
@@ -172,27 +180,28 @@ static void lower_rate(amq_jf_remote *r)
 	}
 }
 
-/* The bytes a key takes in a filter sized as ship_sizing() sizes it, from a
- * filter of a million keys; 0 if it cannot be sized. The sizing never
- * changes, and it searches the blocked layout's block counts (tens of
+/* The bytes a key takes in a filter of r's kind sized as ship_sizing sizes
+ * it, from a filter of a million keys; 0 if it cannot be sized. The sizing
+ * never changes, and it searches the blocked layout's block counts (tens of
  * microseconds, more than a small build takes), so a backend computes it
- * once. */
-static double bytes_per_key(void)
+ * once per kind. */
+static double bytes_per_key(const amq_jf_remote *r)
 {
-	static double per_key = -1;
+	static double per_key[2] = {-1, -1};
+	int k = r->params.fuse ? 1 : 0;
 
-	if (per_key < 0) {
+	if (per_key[k] < 0) {
 		const uint64 probe = 1000000;
-		amq_sql_sizing sizing = ship_sizing();
+		amq_sql_sizing sizing = ship_sizing(ship_kind(r));
 		size_t bytes;
 		amq_error err;
 
-		per_key = amq_bloom_create_bytes(probe, sizing.fpr, amq_sql_layout(&sizing), &bytes,
-						 &err) == AMQ_OK
-			      ? (double)bytes / (double)probe
-			      : 0;
+		per_key[k] = amq_filter_bytes(sizing.kind, amq_sql_layout(&sizing), probe,
+					      sizing.fpr, &bytes, &err) == AMQ_OK
+				 ? (double)bytes / (double)probe
+				 : 0;
 	}
-	return per_key;
+	return per_key[k];
 }
 
 /* Sets the most distinct keys r's build collects, and the setting that
@@ -206,7 +215,7 @@ static double bytes_per_key(void)
 static void set_max_keys(amq_jf_remote *r)
 {
 	uint64 by_memory = (uint64)get_hash_memory_limit() / (2 * AMQ_HASHSET_PEAK_BYTES);
-	double per_key = bytes_per_key();
+	double per_key = bytes_per_key(r);
 
 	r->max_keys = 0;
 	r->limit = "amq.join_filter_remote_max_memory";
@@ -220,11 +229,12 @@ static void set_max_keys(amq_jf_remote *r)
 }
 
 /* Starts a build's collection of hashes in r: the builder bloom_agg(key)
- * uses, which sizes the filter for the distinct keys at the end. */
+ * (fuse_agg(key)) uses, which sizes the filter for the distinct keys at the
+ * end. */
 static void ship_start(amq_jf_build_state *state, amq_jf_remote *r)
 {
 	amq_allocator alloc = amq_pg_allocator(state->css.ss.ps.state->es_query_cxt);
-	amq_sql_sizing sizing = ship_sizing();
+	amq_sql_sizing sizing = ship_sizing(ship_kind(r));
 	amq_error err;
 
 	amq_pg_check(amq_sql_builder_init(&r->builder, &sizing, &alloc, &err), &err);
@@ -294,7 +304,7 @@ void amq_jf_ship_reset(amq_jf_build_state *state)
 	}
 }
 
-/* The filter of r's finished build as a bloom datum in the query's memory,
+/* The filter of r's finished build as a bloom (fuse) datum in the query's memory,
  * or NULL when it exceeds the cap. */
 static struct varlena *ship_finish(amq_jf_build_state *state, amq_jf_remote *r)
 {
@@ -312,9 +322,10 @@ static struct varlena *ship_finish(amq_jf_build_state *state, amq_jf_remote *r)
 	amq_pg_check(amq_builder_finish(&r->builder, &f, &err), &err);
 	amq_builder_free(&r->builder);
 	r->building = false;
-	/* Shards may run any amq release: the filter goes in format version 1,
-	 * which every release reads, with no families (the shard's probe is
-	 * no user's call and must never raise the family check). */
+	/* Shards may run any amq release: a Bloom filter goes in format
+	 * version 1, which every release reads (a fuse filter in its version 5,
+	 * planned only for shards that read it), with no families (the shard's
+	 * probe is no user's call and must never raise the family check). */
 	f.families = AMQ_FAMILIES_UNKNOWN;
 	amq_filter_seal(&f);
 	if (f.size <= (size_t)amq_jf_remote_max_kb * 1024) {
@@ -385,8 +396,12 @@ static void publish_one(amq_jf_build_state *state, amq_jf_remote *r)
 		set_param(state, r->params.lo, r->set.lo, false);
 		set_param(state, r->params.hi, r->set.hi, false);
 	}
-	r->sent = ranged ? (r->value != NULL ? "range, Bloom filter" : "range")
-			 : (r->value != NULL ? "Bloom filter" : "nothing");
+	r->sent = ranged ? (r->value == NULL ? "range"
+			    : r->params.fuse ? "range, binary fuse filter"
+					     : "range, Bloom filter")
+			 : (r->value == NULL ? "nothing"
+			    : r->params.fuse ? "binary fuse filter"
+					     : "Bloom filter");
 }
 
 /* Sets the skip parameter of each of r's asynchronous partitions: true
@@ -445,7 +460,9 @@ void amq_jf_ship_explain(amq_jf_build_state *state, ListCell *exprs, List *list,
 		ListCell *lc;
 		char *prefix = psprintf("Filter %d ", r->id);
 
-		ExplainPropertyText(psprintf("Ships Bloom Filter %d", r->id),
+		ExplainPropertyText(psprintf(r->params.fuse ? "Ships Binary Fuse Filter %d"
+							    : "Ships Bloom Filter %d",
+					     r->id),
 				    amq_jf_deparse_keys(list_make1(lfirst(exprs)), context), es);
 		exprs = lnext(list, exprs);
 		initStringInfo(&scans);

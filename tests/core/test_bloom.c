@@ -5,6 +5,7 @@
  */
 #include "amq.h"
 #include "check.h"
+#include "format/variant.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -243,34 +244,42 @@ static void beyond_32_bits(void)
 #endif
 }
 
-/* amq_bloom_create_bytes names the size amq_bloom_create then makes, for every
- * layout it builds, and refuses what it refuses. */
+/* amq_filter_bytes names the size amq_filter_create then makes, for every
+ * row of the registry that does not grow, and refuses what it refuses. */
 static void create_bytes_match(void)
 {
-	const amq_layout layouts[] = {AMQ_LAYOUT_CLASSIC, AMQ_LAYOUT_BLOCKED, AMQ_LAYOUT_COUNTING};
 	const uint64_t capacities[] = {1, 1000, 123457, 4000000};
 	const double rates[] = {0.3, 0.01, 0.0001};
 	amq_error err;
 	size_t bytes;
-	for (int l = 0; l < 3; l++)
+	for (size_t v = 0; v < amq_variant_count(); v++) {
+		const amq_variant *row = amq_variant_at(v);
+		if (row->add_grow != NULL) {
+			CHECK(amq_filter_bytes(row->kind, row->layout, 1000, 0.01, &bytes, &err) ==
+				  AMQ_INVALID_ARGUMENT,
+			      "%s: a growing layout has no fixed size: %s", row->layout_name,
+			      err.message);
+			continue;
+		}
 		for (int c = 0; c < 4; c++)
 			for (int r = 0; r < 3; r++) {
 				amq_filter f;
-				CHECK(amq_bloom_create_bytes(capacities[c], rates[r], layouts[l],
-							     &bytes, &err) == AMQ_OK &&
-					  amq_bloom_create(&f, capacities[c], rates[r], layouts[l],
-							   0, A, &err) == AMQ_OK &&
-					  f.size == bytes,
-				      "layout %d, n %llu, p %g: %zu bytes named", (int)layouts[l],
-				      (unsigned long long)capacities[c], rates[r], bytes);
-				amq_filter_free(&f, A);
+				amq_status named = amq_filter_bytes(
+				    row->kind, row->layout, capacities[c], rates[r], &bytes, &err);
+				amq_status made =
+				    amq_filter_create(&f, row->kind, row->layout, capacities[c],
+						      rates[r], 0, A, &err);
+				CHECK(named == made && (made != AMQ_OK || f.size == bytes),
+				      "%s %s, n %llu, p %g: %zu bytes named", row->layout_name,
+				      row->kind_name, (unsigned long long)capacities[c], rates[r],
+				      bytes);
+				if (made == AMQ_OK)
+					amq_filter_free(&f, A);
 			}
-	CHECK(amq_bloom_create_bytes(2000000000000ULL, 0.01, AMQ_LAYOUT_CLASSIC, &bytes, &err) ==
-		  AMQ_TOO_LARGE,
+	}
+	CHECK(amq_filter_bytes(AMQ_KIND_BLOOM, AMQ_LAYOUT_CLASSIC, 2000000000000ULL, 0.01, &bytes,
+			       &err) == AMQ_TOO_LARGE,
 	      "a 2.4 TB filter is refused");
-	CHECK(amq_bloom_create_bytes(1000, 0.01, AMQ_LAYOUT_SCALABLE, &bytes, &err) ==
-		  AMQ_INVALID_ARGUMENT,
-	      "a scalable chain has no fixed size here: %s", err.message);
 }
 
 int main(void)

@@ -142,6 +142,16 @@ def shard_old_version(r):
             "0.5.0: run ALTER EXTENSION amq UPDATE on each remote server, or SET "
             "amq.join_filter_remote_shard_version to their amq version." in out.stderr,
             out.stderr.strip()[:400])
+    # A fuse filter needs the fuse type, which 0.1.0 lacks: its error, with
+    # the hint that names amq 0.6.0 and the setting that ships Bloom filters.
+    out = run_psql("coord", f"{setup} SET amq.join_filter_remote_filter = 'fuse'; {join};")
+    r.check("a fuse join filter against the old shard: its error, and a hint that names amq 0.6.0",
+            out.returncode != 0
+            and 'ERROR:  type "public.fuse" does not exist' in out.stderr
+            and "HINT:  amq join filters ship binary fuse filters (amq.join_filter_remote_filter), "
+            "which remote servers read from amq 0.6.0: run ALTER EXTENSION amq UPDATE on each "
+            "remote server, or SET amq.join_filter_remote_filter = 'bloom'." in out.stderr,
+            out.stderr.strip()[:400])
     setup += " SET amq.join_filter_remote_shard_version = '0.1.0';"
     scans = foreign_scans(plan("coord", join, False, setup))
     counted = psql("coord", f"{setup} {join};")

@@ -67,25 +67,27 @@ STAR = VIP + " JOIN ramount a ON a.amount = o.amount"
 PROBE = "amq_join_filter_probe"
 
 
-def remote_filter(column):
+def remote_filter(column, kind="bloom"):
     """The condition the interface adds to a scan's Remote SQL for column (a
     regular expression): ((($N::pg_catalog.bytea IS NULL) OR CASE WHEN (the
     remote column's type, by OID, hashes as the local one's) THEN S.amq_join_filter_probe(
-    $N::pg_catalog.bytea::S.bloom, column) ELSE true END)), amq's schema here
-    being public, every name of the type check schema-qualified."""
+    $N::pg_catalog.bytea::S.kind, column) ELSE true END)), amq's schema here
+    being public, every name of the type check schema-qualified; kind bloom,
+    or fuse under amq.join_filter_remote_filter = 'fuse'."""
     return re.compile(r"\(\(\(\$(\d+)::pg_catalog\.bytea IS NULL\) OR CASE WHEN \(SELECT a\.atttypid "
                       r"OPERATOR\(pg_catalog\.=\) ANY \('\{\d+(,\d+)*\}'::pg_catalog\.oid\[\]\) "
                       r"FROM pg_catalog\.pg_attribute a WHERE a\.attrelid "
                       r"OPERATOR\(pg_catalog\.=\) pg_catalog\.to_regclass\('[^']+'\) AND a\.attname "
-                      r"OPERATOR\(pg_catalog\.=\) '[^']+'\) THEN public\.amq_join_filter_probe\(\$\1::pg_catalog\.bytea::public\.bloom, "
+                      r"OPERATOR\(pg_catalog\.=\) '[^']+'\) THEN public\.amq_join_filter_probe\(\$\1::pg_catalog\.bytea::public\."
+                      + kind + ", "
                       + re.escape(column) + r"\) ELSE true END\)\)")
 
 
-def filters_on(*columns):
-    """A test that a Remote SQL carries the remote filter of every column,
-    each its own parameter."""
+def filters_on(*columns, kind="bloom"):
+    """A test that a Remote SQL carries the remote filter (of kind) of every
+    column, each its own parameter."""
     def carries(sql):
-        found = [remote_filter(c).search(sql) for c in columns]
+        found = [remote_filter(c, kind).search(sql) for c in columns]
         return all(found) and len({m.group(1) for m in found}) == len(columns)
     return carries
 
@@ -215,6 +217,40 @@ def shipped_format(r):
     r.check("the shard bound filters, each format version 1 without families",
             filters and all(h[8:10] == "01" and h[88:90] == "00" for h in filters),
             f"{len(filters)} filters, heads {sorted({h[:10] for h in filters})}")
+
+
+def fuse_filters(r):
+    """amq.join_filter_remote_filter = 'fuse': the scans get a binary fuse
+    filter (the fuse cast and the probe's overload, which the shards have
+    from amq 0.6.0), fetch the matching rows and at most the bound more, and
+    the answer is the same; the filter a shard binds is a fuse filter of
+    format version 5 (kind byte 3) without families."""
+    fuse = ON + " SET amq.join_filter_remote_filter = 'fuse';"
+    query = VIP.format(t="orders")
+    tree = plan("coord", query, True, fuse)
+    check_scans(r, "fuse filters", foreign_scans(tree), filters_on("customer_id", kind="fuse"),
+                shard_counts("orders", VIP_MATCH), True)
+    sent = " ".join(str(v) for _, b in plan_nodes(tree, "AmqJoinFilterBuild")
+                    for k, v in b.items() if k.endswith(" Sent"))
+    r.check("fuse filters: the builder sends a binary fuse filter", "binary fuse filter" in sent,
+            sent)
+    off, on = answer(query, OFF), answer(query, fuse)
+    r.check("fuse filters: the same answer as without join filters", off == on and
+            off.startswith("4000"), f"{off} / {on}")
+    log = os.path.join(ROOT, "shard1", "server.log")
+    start = os.path.getsize(log)
+    psql("shard1", "ALTER SYSTEM SET log_statement = 'all'; SELECT pg_reload_conf();")
+    try:
+        time.sleep(1)
+        answer(VIP.format(t="orders_f1"), fuse)
+    finally:
+        psql("shard1", "ALTER SYSTEM RESET log_statement; SELECT pg_reload_conf();")
+    with open(log, encoding="utf-8", errors="replace") as f:
+        f.seek(start)
+        filters = re.findall(r"\$\d+ = '\\x(414d5146[0-9a-f]+)'", f.read())
+    r.check("fuse filters: the shard bound fuse filters, format version 5, no families",
+            filters and all(h[8:12] == "0503" and h[88:90] == "00" for h in filters),
+            f"{len(filters)} filters, heads {sorted({h[:12] for h in filters})}")
 
 
 def never(r):
@@ -746,6 +782,7 @@ def run_all(r):
     setup()
     r.run("remote filter: ships", ships)
     r.run("remote filter: shipped format", shipped_format)
+    r.run("remote filter: binary fuse filters", fuse_filters)
     r.run("remote filter: never", never)
     r.run("remote filter: too large", too_large)
     r.run("remote filter: without amq", without_amq)
