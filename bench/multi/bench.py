@@ -472,7 +472,8 @@ def fuse_vs_bloom(runs):
                   f"| {ships} | {case.answer} |")
         check_same([bloom, fuse])
     print()
-    hexes = {kind: value("coord", f"SELECT {kind}_agg(customer_id, 0.0001)::text FROM customers")
+    # A fuse build of every customer holds them all at once (about 24 MB).
+    hexes = {kind: value("coord", f"{WIDE} SELECT {kind}_agg(customer_id, 0.0001)::text FROM customers")
              for kind in ("bloom", "fuse")}
     top = value("coord", "SELECT max(customer_id) FROM customers")
     rows = int(value("shard1", "SELECT count(*) FROM orders"))

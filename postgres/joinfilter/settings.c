@@ -145,9 +145,10 @@ void amq_jf_init(void)
 	DefineCustomEnumVariable(
 	    "amq.join_filter_remote_filter",
 	    "The filter shipped to postgres_fdw scans: bloom or fuse.",
-	    "bloom: a blocked Bloom filter. fuse: a binary fuse filter, about 25% smaller at a "
-	    "six times lower rate, but three times slower to build; remote servers read it from "
-	    "amq 0.6.0 on, and older ones (amq.join_filter_remote_shard_version) get bloom.",
+	    "bloom: a blocked Bloom filter. fuse: a binary fuse filter, about a fifth smaller at "
+	    "a rate six times lower, but two to three times slower to build; remote servers "
+	    "read it from amq 0.6.0 on, and older ones (amq.join_filter_remote_shard_version) "
+	    "get bloom.",
 	    &amq_jf_remote_filter, AMQ_JF_REMOTE_BLOOM, remote_filter_kinds, PGC_USERSET, 0, NULL,
 	    NULL, NULL);
 	MarkGUCPrefixReserved("amq");
