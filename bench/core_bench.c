@@ -14,6 +14,7 @@
  * capacity, for both Bloom layouts.
  */
 #include "amq.h"
+#include "cuckoo/cuckoo_table.h"
 #include "bench_clock.h"
 #include "bloom/bloom_internal.h"
 
@@ -57,7 +58,7 @@ static void bench_free(void *ctx, void *p)
 static const amq_allocator bench_allocator = {.alloc = bench_alloc, .free = bench_free};
 static const amq_allocator *A = &bench_allocator;
 
-/* BLOCKED probes through amq_bloom_contains (AVX2 where the CPU has it);
+/* BLOCKED probes through amq_filter_contains (AVX2 where the CPU has it);
  * BLOCKED_PORTABLE is the same filter probed by the loop other CPUs run. */
 typedef enum { CLASSIC, BLOCKED, BLOCKED_PORTABLE, CUCKOO, LIBBLOOM, STRUCTURES } structure;
 static const char *const NAMES[] = {"amq classic", "amq blocked", "amq blocked, portable probe",
@@ -102,11 +103,11 @@ static result run_once(structure s, uint64_t n)
 		if (s == LIBBLOOM)
 			hit = bloom_check(&lb, &v, sizeof(v)) == 1;
 		else if (s == CUCKOO)
-			hit = amq_cuckoo_contains(&f, amq_hash_int(v, 0));
+			hit = amq_filter_contains(&f, amq_hash_int(v, 0));
 		else if (s == BLOCKED_PORTABLE)
 			hit = amq_blocked_contains_portable(&f, amq_hash_int(v, 0));
 		else
-			hit = amq_bloom_contains(&f, amq_hash_int(v, 0));
+			hit = amq_filter_contains(&f, amq_hash_int(v, 0));
 		hits += hit;
 		/* No branch on the answer: a mispredicted branch on a loaded
 		 * value would serialize the cache misses of successive probes. */

@@ -13,6 +13,7 @@
  * comparison with seiflotfy/cuckoofilter instead (against_go).
  */
 #include "amq.h"
+#include "cuckoo/cuckoo_table.h"
 #include "bench_clock.h"
 
 #include <math.h>

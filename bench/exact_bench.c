@@ -148,7 +148,7 @@ int main(int argc, char **argv)
 		qsort(sorted, n, sizeof(uint64_t), by_key);
 		for (size_t i = 0; i < m; i++)
 			probes[i] = i % 100 == 0 ? values[i % n] : next_random(&state);
-		amq_probe contains = amq_bloom_probe_for(&f);
+		amq_probe contains = amq_filter_probe_for(&f);
 		for (int how = 0; how < NMETHODS; how++) {
 			if (how == LINEAR && n > 16)
 				continue;

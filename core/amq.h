@@ -439,19 +439,13 @@ double amq_filter_expected_fpr(const amq_filter *f);
 /* Distinct values f is estimated to hold. */
 double amq_filter_estimate_items(const amq_filter *f);
 
-/* ---- Bloom filters (bloom.c, bloom_sizing.c) ---- */
+/* ---- Bloom filters for the join filter, which builds and probes them itself
+ * (bloom.c, bloom_sizing.c; the rest of each kind's own calls are in its
+ * internal header: bloom/bloom_internal.h, cuckoo/cuckoo_table.h) ---- */
 
-/* Bits and hashes for capacity distinct items at fpr in the given layout
- * (counting: the classic bits, one counter each; scalable: its first link). */
-amq_status amq_bloom_size(uint64_t capacity, double fpr, amq_layout layout, uint64_t *bits,
-			  uint32_t *hashes, amq_error *err);
 /* An empty Bloom filter for capacity items at fpr. */
 amq_status amq_bloom_create(amq_filter *f, uint64_t capacity, double fpr, amq_layout layout,
 			    uint64_t seed, const amq_allocator *a, amq_error *err);
-/* An empty Bloom filter with exactly these parameters (blocked: bits is a
- * multiple of 512). */
-amq_status amq_bloom_create_exact(amq_filter *f, amq_layout layout, uint64_t bits, uint32_t hashes,
-				  uint64_t seed, const amq_allocator *a, amq_error *err);
 /* Adds hash to a Bloom filter of any layout. A scalable chain cannot grow
  * here (no allocator): a full newest link takes the value past its capacity,
  * so its rate rises above the schedule; use amq_filter_add_to to grow. */
@@ -461,66 +455,6 @@ void amq_bloom_add(amq_filter *f, uint64_t hash);
  * payload ends up as amq_bloom_add's would; items and the header are left
  * alone. f->bytes must be 8-byte aligned. */
 void amq_blocked_add_concurrent(amq_filter *f, uint64_t hash);
-/* False when hash was certainly never added to f. */
-bool amq_bloom_contains(const amq_filter *f, uint64_t hash);
-/* The test amq_bloom_contains runs for f on this CPU (it depends only on f's
- * layout), for callers that probe one filter many times: calling it directly
- * skips choosing the layout and instruction set on every probe. */
-typedef amq_probe amq_bloom_probe; /* the same test, by its Bloom name */
-amq_bloom_probe amq_bloom_probe_for(const amq_filter *f);
-/* dst |= src, items summed, through the layout's row as amq_filter_union_into
- * (a counting filter adds its counters, a scalable chain combines link by
- * link); AMQ_INCOMPATIBLE unless layout, bits, hashes and seed match. */
-amq_status amq_bloom_union_into(amq_filter *dst, const amq_filter *src, amq_error *err);
-/* dst &= src, items = min; same compatibility rule. */
-amq_status amq_bloom_intersect_into(amq_filter *dst, const amq_filter *src, amq_error *err);
-uint64_t amq_bloom_bits_set(const amq_filter *f);
-/* Distinct items estimated from the set bits: -(m/k) ln(1 - X/m). */
-double amq_bloom_estimate_items(const amq_filter *f);
-/* The false-positive rate a random absent value sees now, from the set bits. */
-double amq_bloom_expected_fpr(const amq_filter *f);
-
-/* ---- cuckoo filters (cuckoo.c) ---- */
-
-/* Fingerprint bits a layout needs for a target fpr: ceil(log2(2b/fpr)),
- * unclamped (sizing refuses anything outside 4..32). */
-uint32_t amq_cuckoo_fingerprint_bits(amq_layout layout, double fpr);
-/* The load a layout is sized for: 0.84, 0.95 and 0.98 for b = 2, 4 and 8. */
-double amq_cuckoo_target_load(amq_layout layout);
-/* Buckets and fingerprint bits for capacity items at fpr; AMQ_INVALID_ARGUMENT
- * when the layout's fingerprint for fpr is outside 4..32 bits, AMQ_TOO_LARGE
- * past the size limit. */
-amq_status amq_cuckoo_size(amq_layout layout, uint64_t capacity, double fpr, uint64_t *buckets,
-			   uint32_t *fingerprint_bits, amq_error *err);
-/* An empty cuckoo filter of a cuckoo layout that holds at least capacity
- * items at fpr. */
-amq_status amq_cuckoo_create(amq_filter *f, amq_layout layout, uint64_t capacity, double fpr,
-			     uint64_t seed, const amq_allocator *a, amq_error *err);
-amq_status amq_cuckoo_create_exact(amq_filter *f, amq_layout layout, uint64_t buckets,
-				   uint32_t fingerprint_bits, uint64_t seed, const amq_allocator *a,
-				   amq_error *err);
-/* Adds one copy. On AMQ_FILTER_FULL the filter is byte for byte unchanged;
- * when both of the value's buckets hold only its fingerprint (2b copies, b
- * when the two buckets are one) the error says so, with
- * AMQ_CUCKOO_COPIES_HINT, instead of "cuckoo filter is full". */
-amq_status amq_cuckoo_add(amq_filter *f, uint64_t hash, amq_error *err);
-bool amq_cuckoo_contains(const amq_filter *f, uint64_t hash);
-/* Removes one copy; false (and no change) when none is stored. */
-bool amq_cuckoo_delete(amq_filter *f, uint64_t hash);
-/* Copies stored: slots of the two candidate buckets holding the fingerprint. */
-uint32_t amq_cuckoo_count(const amq_filter *f, uint64_t hash);
-/* Fingerprints per bucket: 2, 4 or 8. */
-uint32_t amq_cuckoo_bucket_size(const amq_filter *f);
-double amq_cuckoo_load(const amq_filter *f);
-/* 1 - (1 - 1/(2^f - 1))^(2b * load): the rate a random absent value sees now. */
-double amq_cuckoo_expected_fpr(const amq_filter *f);
-
-/* ---- scalable Bloom filters (bloom_scalable.c) ---- */
-
-/* An empty chain of one blocked link for capacity values; the compound rate
- * stays below fpr however far it grows, by expansion times per link. */
-amq_status amq_scalable_create(amq_filter *f, uint64_t capacity, double fpr, uint32_t expansion,
-			       uint64_t seed, const amq_allocator *a, amq_error *err);
 
 /* ---- building without knowing n (hashset.c, builder.c) ---- */
 

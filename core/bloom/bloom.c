@@ -135,18 +135,6 @@ void amq_bloom_add(amq_filter *f, uint64_t hash)
 		v->add(f, hash, NULL);
 }
 
-/* The probe of f's layout on this CPU: any Bloom layout, through its row of
- * the variant registry. */
-amq_bloom_probe amq_bloom_probe_for(const amq_filter *f)
-{
-	return amq_filter_probe_for(f);
-}
-
-bool amq_bloom_contains(const amq_filter *f, uint64_t hash)
-{
-	return amq_bloom_probe_for(f)(f, hash);
-}
-
 amq_status amq_bloom_check_compatible(const amq_filter *a, const amq_filter *b, amq_error *err)
 {
 	if (a->kind != AMQ_KIND_BLOOM || b->kind != AMQ_KIND_BLOOM)
@@ -251,32 +239,6 @@ void amq_classic_positions(const amq_filter *f, uint64_t hash, uint64_t *out)
 		out[i] = distinct_position(out, i, x, m);
 		classic_step(&x, &y, i, m);
 	}
-}
-
-/* ---- the public calls of any Bloom layout, through its row ---- */
-
-amq_status amq_bloom_union_into(amq_filter *dst, const amq_filter *src, amq_error *err)
-{
-	if (dst->kind != AMQ_KIND_BLOOM || src->kind != AMQ_KIND_BLOOM)
-		return amq_bloom_check_compatible(dst, src, err); /* names the wrong kind */
-	return amq_filter_union_into(dst, src, err);
-}
-
-amq_status amq_bloom_intersect_into(amq_filter *dst, const amq_filter *src, amq_error *err)
-{
-	if (dst->kind != AMQ_KIND_BLOOM || src->kind != AMQ_KIND_BLOOM)
-		return amq_bloom_check_compatible(dst, src, err);
-	return amq_filter_intersect_into(dst, src, err);
-}
-
-double amq_bloom_estimate_items(const amq_filter *f)
-{
-	return amq_filter_estimate_items(f);
-}
-
-double amq_bloom_expected_fpr(const amq_filter *f)
-{
-	return amq_filter_expected_fpr(f);
 }
 
 /* ---- the classic and blocked rows of the variant registry ---- */

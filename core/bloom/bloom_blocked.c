@@ -111,7 +111,7 @@ __attribute__((target("avx2"))) bool amq_blocked_contains_avx2(const amq_filter 
 
 void amq_blocked_contains_many(const amq_filter *f, const uint64_t *hashes, size_t n, bool *out)
 {
-	amq_bloom_probe contains = amq_blocked_probe();
+	amq_probe contains = amq_blocked_probe();
 
 	for (size_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
 		__builtin_prefetch(block_of(f, hashes[i]));

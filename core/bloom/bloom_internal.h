@@ -108,4 +108,23 @@ bool amq_blocked_contains_portable(const amq_filter *f, uint64_t hash);
 bool amq_blocked_contains_avx2(const amq_filter *f, uint64_t hash);
 #endif
 
+/* ---- the kind's own calls, for core and its tests (the adapters go
+ * through amq.h's generic ones) ---- */
+
+/* Bits and hashes for capacity distinct items at fpr in the given layout
+ * (counting: the classic bits, one counter each; scalable: its first link). */
+amq_status amq_bloom_size(uint64_t capacity, double fpr, amq_layout layout, uint64_t *bits,
+			  uint32_t *hashes, amq_error *err);
+/* An empty Bloom filter with exactly these parameters (blocked: bits is a
+ * multiple of 512). */
+amq_status amq_bloom_create_exact(amq_filter *f, amq_layout layout, uint64_t bits, uint32_t hashes,
+				  uint64_t seed, const amq_allocator *a, amq_error *err);
+uint64_t amq_bloom_bits_set(const amq_filter *f);
+
+/* Scalable chains (bloom_scalable.c). */
+/* An empty chain of one blocked link for capacity values; the compound rate
+ * stays below fpr however far it grows, by expansion times per link. */
+amq_status amq_scalable_create(amq_filter *f, uint64_t capacity, double fpr, uint32_t expansion,
+			       uint64_t seed, const amq_allocator *a, amq_error *err);
+
 #endif

@@ -358,11 +358,6 @@ bool amq_cuckoo_semisorted_contains(const amq_filter *f, uint64_t hash)
 	       amq_semisorted_has(&t, alternate(i1, fp, t.buckets), fp);
 }
 
-bool amq_cuckoo_contains(const amq_filter *f, uint64_t hash)
-{
-	return amq_variant_of(f)->contains(f, hash);
-}
-
 bool amq_cuckoo_table_delete(amq_filter *f, const cuckoo_table *t, uint64_t hash)
 {
 	uint32_t fp = fingerprint(hash, t->bits);

@@ -104,4 +104,39 @@ bool amq_semisorted_has(const cuckoo_table *t, uint64_t i, uint32_t fp);
 /* The 12-bit code of bucket i as stored. */
 uint32_t amq_semisorted_code_at(const cuckoo_table *t, uint64_t i);
 
+/* ---- the kind's own calls, for core and its tests (the adapters go
+ * through amq.h's generic ones) (cuckoo.c, cuckoo_layouts.c) ---- */
+
+/* Fingerprint bits a layout needs for a target fpr: ceil(log2(2b/fpr)),
+ * unclamped (sizing refuses anything outside 4..32). */
+uint32_t amq_cuckoo_fingerprint_bits(amq_layout layout, double fpr);
+/* The load a layout is sized for: 0.84, 0.95 and 0.98 for b = 2, 4 and 8. */
+double amq_cuckoo_target_load(amq_layout layout);
+/* Buckets and fingerprint bits for capacity items at fpr; AMQ_INVALID_ARGUMENT
+ * when the layout's fingerprint for fpr is outside 4..32 bits, AMQ_TOO_LARGE
+ * past the size limit. */
+amq_status amq_cuckoo_size(amq_layout layout, uint64_t capacity, double fpr, uint64_t *buckets,
+			   uint32_t *fingerprint_bits, amq_error *err);
+/* An empty cuckoo filter of a cuckoo layout that holds at least capacity
+ * items at fpr. */
+amq_status amq_cuckoo_create(amq_filter *f, amq_layout layout, uint64_t capacity, double fpr,
+			     uint64_t seed, const amq_allocator *a, amq_error *err);
+amq_status amq_cuckoo_create_exact(amq_filter *f, amq_layout layout, uint64_t buckets,
+				   uint32_t fingerprint_bits, uint64_t seed, const amq_allocator *a,
+				   amq_error *err);
+/* Adds one copy. On AMQ_FILTER_FULL the filter is byte for byte unchanged;
+ * when both of the value's buckets hold only its fingerprint (2b copies, b
+ * when the two buckets are one) the error says so, with
+ * AMQ_CUCKOO_COPIES_HINT, instead of "cuckoo filter is full". */
+amq_status amq_cuckoo_add(amq_filter *f, uint64_t hash, amq_error *err);
+/* Removes one copy; false (and no change) when none is stored. */
+bool amq_cuckoo_delete(amq_filter *f, uint64_t hash);
+/* Copies stored: slots of the two candidate buckets holding the fingerprint. */
+uint32_t amq_cuckoo_count(const amq_filter *f, uint64_t hash);
+/* Fingerprints per bucket: 2, 4 or 8. */
+uint32_t amq_cuckoo_bucket_size(const amq_filter *f);
+double amq_cuckoo_load(const amq_filter *f);
+/* 1 - (1 - 1/(2^f - 1))^(2b * load): the rate a random absent value sees now. */
+double amq_cuckoo_expected_fpr(const amq_filter *f);
+
 #endif

@@ -173,7 +173,7 @@ static void build_start(amq_jf_build_state *state)
 		amq_pg_check(amq_bloom_create(&f->bloom, f->capacity, AMQ_JF_FPR,
 					      AMQ_LAYOUT_BLOCKED, AMQ_DEFAULT_SEED, &alloc, &err),
 			     &err);
-		f->contains = amq_bloom_probe_for(&f->bloom);
+		f->contains = amq_filter_probe_for(&f->bloom);
 	}
 }
 
@@ -181,7 +181,7 @@ static void build_start(amq_jf_build_state *state)
  * side held far more keys than planned). */
 static bool filter_overfull(const amq_jf_filter *f)
 {
-	return amq_bloom_expected_fpr(&f->bloom) > AMQ_JF_MAX_BUILT_FPR;
+	return amq_filter_expected_fpr(&f->bloom) > AMQ_JF_MAX_BUILT_FPR;
 }
 
 /* Publishes the private filters of a finished build, unless overfull. Shared
@@ -364,7 +364,7 @@ static void build_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, v
 		amq_pg_check(amq_bloom_create(&f->bloom, f->capacity, AMQ_JF_FPR,
 					      AMQ_LAYOUT_BLOCKED, AMQ_DEFAULT_SEED, &alloc, &err),
 			     &err);
-		f->contains = amq_bloom_probe_for(&f->bloom);
+		f->contains = amq_filter_probe_for(&f->bloom);
 		f->shared = true;
 	}
 }
@@ -391,7 +391,7 @@ static void build_initialize_worker(CustomScanState *node, shm_toc *toc, void *c
 		Size size = filter_bytes(f);
 
 		amq_pg_check(amq_filter_open(&f->bloom, at, size, &err), &err);
-		f->contains = amq_bloom_probe_for(&f->bloom);
+		f->contains = amq_filter_probe_for(&f->bloom);
 		f->shared = true;
 		at += MAXALIGN(size);
 	}

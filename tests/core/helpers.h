@@ -10,6 +10,7 @@
 #define AMQ_TEST_HELPERS_H
 
 #include "amq.h"
+#include "cuckoo/cuckoo_table.h"
 #include "check.h"
 #include "spec.h"
 
@@ -89,7 +90,7 @@ static inline uint64_t missing_of(const amq_filter *f, uint64_t s, uint64_t n)
 {
 	uint64_t missing = 0;
 	for (uint64_t i = 0; i < n; i++)
-		missing += !amq_cuckoo_contains(f, key(s, i));
+		missing += !amq_filter_contains(f, key(s, i));
 	return missing;
 }
 
@@ -117,14 +118,14 @@ struct probe_tally {
 	int differ, positive, negative;
 };
 
-/* Counts the reference answer for h, and whether amq_bloom_contains and
+/* Counts the reference answer for h, and whether amq_filter_contains and
  * probe disagree with it on f. */
-static inline void tally_probe(struct probe_tally *t, const amq_filter *f, amq_bloom_probe probe,
+static inline void tally_probe(struct probe_tally *t, const amq_filter *f, amq_probe probe,
 			       uint64_t h, bool answer)
 {
 	t->positive += answer;
 	t->negative += !answer;
-	t->differ += amq_bloom_contains(f, h) != answer;
+	t->differ += amq_filter_contains(f, h) != answer;
 	t->differ += probe(f, h) != answer;
 }
 

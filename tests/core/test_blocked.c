@@ -2,7 +2,7 @@
  * test_blocked.c - the blocked Bloom layout: an item's bits land exactly
  * where docs/FORMAT.md says (recomputed here from the text, not from core's
  * helpers), and the portable and AVX2 probes answer alike, on aligned and
- * unaligned buffers, as does the probe amq_bloom_probe_for hands out; the
+ * unaligned buffers, as does the probe amq_filter_probe_for hands out; the
  * concurrent add sets the bits the plain one does; the batch probe answers
  * as the single one.
  */
@@ -101,13 +101,13 @@ static void probes_agree(void)
 		uint8_t *copy = malloc(f.size + 1);
 		memcpy(copy + 1, f.bytes, f.size);
 		CHECK(amq_filter_open(&shifted, copy + 1, f.size, &err) == AMQ_OK, "open copy");
-		amq_bloom_probe probe = amq_bloom_probe_for(&f);
+		amq_probe probe = amq_filter_probe_for(&f);
 		struct probe_tally t = {0};
 		for (int i = 0; i < 200000; i++) {
 			uint64_t h = next_random(&state);
 			bool answer = amq_blocked_contains_portable(&f, h);
 			tally_probe(&t, &f, probe, h, answer);
-			t.differ += amq_bloom_contains(&shifted, h) != answer;
+			t.differ += amq_filter_contains(&shifted, h) != answer;
 #ifdef AMQ_HAVE_AVX2_PROBE
 			if (amq_cpu_has_avx2()) {
 				t.differ += amq_blocked_contains_avx2(&f, h) != answer;
@@ -150,7 +150,7 @@ static void concurrent_add_matches(void)
 	}
 }
 
-/* amq_filter_contains_many gives, for each hash, amq_bloom_contains's answer:
+/* amq_filter_contains_many gives, for each hash, amq_filter_contains's answer:
  * on the blocked layout (prefetched) and the classic one (a plain loop), for batches shorter and
  * longer than its prefetch distance, of added and absent values. */
 static void contains_many_agrees(void)
@@ -178,13 +178,13 @@ static void contains_many_agrees(void)
 			memset(out, 2, N);
 			amq_filter_contains_many(&f, hashes, lengths[n], out);
 			for (size_t i = 0; i < lengths[n]; i++) {
-				wrong += out[i] != amq_bloom_contains(&f, hashes[i]);
+				wrong += out[i] != amq_filter_contains(&f, hashes[i]);
 				present += out[i];
 			}
 			for (size_t i = lengths[n]; i < N; i++)
 				wrong += ((uint8_t *)out)[i] != 2; /* nothing past n is written */
 		}
-		CHECK(wrong == 0, "layout %d: %d answers differ from amq_bloom_contains",
+		CHECK(wrong == 0, "layout %d: %d answers differ from amq_filter_contains",
 		      (int)layouts[l], wrong);
 		CHECK(present > 0, "layout %d: no value found", (int)layouts[l]);
 		amq_filter_free(&f, A);

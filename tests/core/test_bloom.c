@@ -4,6 +4,8 @@
  * positions, set operations, estimates, and filters past 2^32 bits.
  */
 #include "amq.h"
+#include "bloom/bloom_internal.h"
+#include "cuckoo/cuckoo_table.h"
 #include "check.h"
 #include "format/variant.h"
 
@@ -26,10 +28,10 @@ static double measure(amq_filter *f, uint64_t n, uint64_t *false_negatives)
 		amq_bloom_add(f, amq_hash_int((int64_t)i, f->seed));
 	*false_negatives = 0;
 	for (uint64_t i = 0; i < n; i++)
-		*false_negatives += !amq_bloom_contains(f, amq_hash_int((int64_t)i, f->seed));
+		*false_negatives += !amq_filter_contains(f, amq_hash_int((int64_t)i, f->seed));
 	uint64_t fp = 0;
 	for (uint64_t i = n; i < 2 * n; i++)
-		fp += amq_bloom_contains(f, amq_hash_int((int64_t)i, f->seed));
+		fp += amq_filter_contains(f, amq_hash_int((int64_t)i, f->seed));
 	return (double)fp / (double)n;
 }
 
@@ -55,10 +57,10 @@ static void measured_fpr(amq_layout layout, const char *name)
 			CHECK(fabs(bpi / theory - 1.0) < 0.02, "classic bits/item %.3f vs %.3f",
 			      bpi, theory);
 		}
-		double expected = amq_bloom_expected_fpr(&f);
+		double expected = amq_filter_expected_fpr(&f);
 		CHECK(fabs(expected / fpr - 1.0) < 0.25, "%s expected_fpr %.5f vs measured %.5f",
 		      name, expected, fpr);
-		double est = amq_bloom_estimate_items(&f);
+		double est = amq_filter_estimate_items(&f);
 		CHECK(fabs(est / (double)n - 1.0) < 0.05, "%s estimate %.0f for %llu", name, est,
 		      (unsigned long long)n);
 		amq_filter_free(&f, A);
@@ -175,32 +177,32 @@ static void set_operations(void)
 	for (int64_t i = 4000; i < 10000; i++)
 		amq_bloom_add(&b, amq_hash_int(i, 0));
 	amq_filter_clone(&c, &a, A, &err);
-	CHECK(amq_bloom_union_into(&c, &b, &err) == AMQ_OK, "union");
+	CHECK(amq_filter_union_into(&c, &b, &err) == AMQ_OK, "union");
 	int missing = 0;
 	for (int64_t i = 0; i < 10000; i++)
-		missing += !amq_bloom_contains(&c, amq_hash_int(i, 0));
+		missing += !amq_filter_contains(&c, amq_hash_int(i, 0));
 	CHECK(missing == 0, "union lost %d items", missing);
 	CHECK(c.items == 12000, "union items %llu", (unsigned long long)c.items);
-	double est = amq_bloom_estimate_items(&c);
+	double est = amq_filter_estimate_items(&c);
 	CHECK(fabs(est - 10000) < 300, "union estimate %.0f for 10000 distinct", est);
 	amq_filter_free(&c, A);
 
 	amq_filter_clone(&c, &a, A, &err);
-	CHECK(amq_bloom_intersect_into(&c, &b, &err) == AMQ_OK, "intersect");
+	CHECK(amq_filter_intersect_into(&c, &b, &err) == AMQ_OK, "intersect");
 	missing = 0;
 	for (int64_t i = 4000; i < 6000; i++)
-		missing += !amq_bloom_contains(&c, amq_hash_int(i, 0));
+		missing += !amq_filter_contains(&c, amq_hash_int(i, 0));
 	CHECK(missing == 0, "intersection lost %d common items", missing);
 	int outside = 0;
 	for (int64_t i = 100000; i < 200000; i++)
-		outside += amq_bloom_contains(&c, amq_hash_int(i, 0));
+		outside += amq_filter_contains(&c, amq_hash_int(i, 0));
 	CHECK(outside < 1000, "intersection answers %d of 100000 absent values", outside);
 	CHECK(c.items == 6000, "intersection items %llu", (unsigned long long)c.items);
 	amq_filter_free(&c, A);
 
 	amq_filter other;
 	amq_bloom_create(&other, 20000, 0.01, AMQ_LAYOUT_CLASSIC, 0, A, &err);
-	CHECK(amq_bloom_union_into(&a, &other, &err) == AMQ_INCOMPATIBLE, "mismatched m refused");
+	CHECK(amq_filter_union_into(&a, &other, &err) == AMQ_INCOMPATIBLE, "mismatched m refused");
 	CHECK(strcmp(err.message, "cannot combine bloom filters with different parameters (classic "
 				  "95851 bits, 7 hashes, seed 0 vs classic 191702 bits, 7 hashes, "
 				  "seed 0)") == 0,
@@ -209,11 +211,11 @@ static void set_operations(void)
 	      "%s", err.hint);
 	amq_filter_free(&other, A);
 	amq_bloom_create(&other, 10000, 0.01, AMQ_LAYOUT_CLASSIC, 5, A, &err);
-	CHECK(amq_bloom_intersect_into(&a, &other, &err) == AMQ_INCOMPATIBLE, "mismatched seed");
+	CHECK(amq_filter_intersect_into(&a, &other, &err) == AMQ_INCOMPATIBLE, "mismatched seed");
 	amq_filter_free(&other, A);
 	amq_filter cuckoo;
 	amq_cuckoo_create(&cuckoo, AMQ_LAYOUT_CLASSIC, 100, 0.01, 0, A, &err);
-	CHECK(amq_bloom_union_into(&a, &cuckoo, &err) == AMQ_WRONG_KIND, "cuckoo refused");
+	CHECK(amq_filter_union_into(&a, &cuckoo, &err) == AMQ_WRONG_KIND, "cuckoo refused");
 	CHECK(strcmp(err.message, "expected a bloom filter, got a cuckoo filter") == 0, "%s",
 	      err.message);
 	amq_filter_free(&cuckoo, A);
@@ -238,7 +240,7 @@ static void beyond_32_bits(void)
 	CHECK(upper > 0 && upper < 700000, "bits set above 2^32: %llu", (unsigned long long)upper);
 	int missing = 0;
 	for (int64_t i = 0; i < 100000; i++)
-		missing += !amq_bloom_contains(&f, amq_hash_int(i, 0));
+		missing += !amq_filter_contains(&f, amq_hash_int(i, 0));
 	CHECK(missing == 0, "%d false negatives past 2^32", missing);
 	amq_filter_free(&f, A);
 #endif

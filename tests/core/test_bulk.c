@@ -8,6 +8,7 @@
  * added before; add-if-absent skips what the filter may hold.
  */
 #include "amq.h"
+#include "cuckoo/cuckoo_table.h"
 #include "check.h"
 #include "format/variant.h"
 

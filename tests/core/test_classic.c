@@ -2,11 +2,12 @@
  * test_classic.c - the classic Bloom layout: an item's bits land where
  * docs/FORMAT.md says (the walk recomputed here from the text, duplicates
  * moved on to the next free bit), and the probe answers exactly as that walk
- * does, through amq_bloom_contains and through the probe amq_bloom_probe_for
+ * does, through amq_filter_contains and through the probe amq_filter_probe_for
  * hands out, on filters so small that positions collide and on filters
  * filled to their capacity.
  */
 #include "amq.h"
+#include "bloom/bloom_internal.h"
 #include "check.h"
 #include "helpers.h"
 #include "spec.h"
@@ -80,7 +81,7 @@ static void probes_follow_spec(void)
 		uint64_t state = 1000 + c;
 		for (int i = 0; i < cases[c].adds; i++)
 			amq_bloom_add(&f, next_random(&state));
-		amq_bloom_probe probe = amq_bloom_probe_for(&f);
+		amq_probe probe = amq_filter_probe_for(&f);
 		struct probe_tally t = {0};
 		/* The added values first (all present), then others. */
 		state = 1000 + c;

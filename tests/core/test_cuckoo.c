@@ -8,6 +8,7 @@
  * tenth of their size.
  */
 #include "amq.h"
+#include "cuckoo/cuckoo_table.h"
 #include "check.h"
 #include "helpers.h"
 #include "spec.h"
@@ -57,7 +58,7 @@ static double measured_fpr(const amq_filter *f, uint64_t s, uint64_t probes)
 {
 	uint64_t hits = 0;
 	for (uint64_t i = 0; i < probes; i++)
-		hits += amq_cuckoo_contains(f, key(s, i));
+		hits += amq_filter_contains(f, key(s, i));
 	return (double)hits / (double)probes;
 }
 
@@ -355,7 +356,7 @@ static void test_failed_add(uint64_t capacity, int attempts)
 	CHECK(changed == 0, "%d failed adds changed the filter", changed);
 	uint64_t lost = 0;
 	for (uint64_t i = 0; i < next; i++)
-		lost += ok[i] && !amq_cuckoo_contains(&f, key(4, i));
+		lost += ok[i] && !amq_filter_contains(&f, key(4, i));
 	lost += missing_of(&f, 3, added);
 	CHECK(lost == 0, "%llu items lost", (unsigned long long)lost);
 	check_round_trip(&f, 3, added);
@@ -379,7 +380,7 @@ static void test_copies(void)
 		uint64_t c = key(6, i);
 		uint32_t fp = spec_fingerprint(c, f.hashes);
 		uint64_t i1 = spec_reduce(c, f.cells);
-		if (spec_alt(i1, fp, f.cells) != i1 && !amq_cuckoo_contains(&f, c))
+		if (spec_alt(i1, fp, f.cells) != i1 && !amq_filter_contains(&f, c))
 			h = c;
 	}
 	for (uint32_t n = 1; n <= 8; n++) {
@@ -397,12 +398,12 @@ static void test_copies(void)
 	CHECK(memcmp(before, f.bytes, f.size) == 0 && f.items == items,
 	      "failed 9th copy changed the filter");
 	for (uint32_t n = 8; n >= 1; n--) {
-		CHECK(amq_cuckoo_contains(&f, h), "present with %u copies", n);
+		CHECK(amq_filter_contains(&f, h), "present with %u copies", n);
 		CHECK(amq_cuckoo_delete(&f, h), "delete copy %u", n);
 		CHECK(amq_cuckoo_count(&f, h) == n - 1, "count %u after a delete, want %u",
 		      amq_cuckoo_count(&f, h), n - 1);
 	}
-	CHECK(!amq_cuckoo_contains(&f, h), "absent after deleting every copy");
+	CHECK(!amq_filter_contains(&f, h), "absent after deleting every copy");
 	CHECK(!amq_cuckoo_delete(&f, h), "nothing left to delete");
 	uint64_t lost = missing_of(&f, 5, others);
 	CHECK(lost == 0, "%llu other items lost", (unsigned long long)lost);
@@ -446,10 +447,10 @@ static void test_delete(void)
 	CHECK(f.items == n + 1 - n / 2, "items %llu after deletes", (unsigned long long)f.items);
 	CHECK(amq_cuckoo_count(&f, key(7, 0)) == 1, "item 0 had two copies: one remains");
 	for (uint64_t i = 2; i < n; i += 2)
-		still += amq_cuckoo_contains(&f, key(7, i));
+		still += amq_filter_contains(&f, key(7, i));
 	uint64_t missing = 0;
 	for (uint64_t i = 1; i < n; i += 2)
-		missing += !amq_cuckoo_contains(&f, key(7, i));
+		missing += !amq_filter_contains(&f, key(7, i));
 	CHECK(missing == 0, "%llu kept items missing", (unsigned long long)missing);
 	/* A deleted item reads present only as a false positive. */
 	double expected = amq_cuckoo_expected_fpr(&f);
@@ -462,7 +463,7 @@ static void test_delete(void)
 	uint64_t tried = 0, changed = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t h = key(8, i);
-		if (amq_cuckoo_contains(&f, h))
+		if (amq_filter_contains(&f, h))
 			continue;
 		tried++;
 		changed += amq_cuckoo_delete(&f, h);
@@ -485,7 +486,7 @@ static void test_extreme_bits(uint32_t bits)
 	CHECK(fill(&f, 9, n) == n, "%u bits: fill to capacity", bits);
 	uint64_t missing = 0, outside = 0;
 	for (uint64_t i = 0; i < n; i++) {
-		missing += !amq_cuckoo_contains(&f, key(9, i));
+		missing += !amq_filter_contains(&f, key(9, i));
 		outside += !spec_stored(&f, key(9, i));
 	}
 	CHECK(missing == 0 && outside == 0, "%u bits: %llu missing, %llu misplaced", bits,

@@ -5,6 +5,7 @@
  * "safely" mean something).
  */
 #include "amq.h"
+#include "cuckoo/cuckoo_table.h"
 #include "check.h"
 #include "helpers.h"
 #include "base/internal.h"
@@ -41,15 +42,15 @@ static void exercise(const amq_filter *f)
 	for (int64_t i = 0; i < 50; i++) {
 		uint64_t h = amq_hash_int(i, f->seed);
 		if (f->kind == AMQ_KIND_BLOOM) {
-			(void)amq_bloom_contains(f, h);
+			(void)amq_filter_contains(f, h);
 		} else {
-			(void)amq_cuckoo_contains(f, h);
+			(void)amq_filter_contains(f, h);
 			(void)amq_cuckoo_count(f, h);
 		}
 	}
 	if (f->kind == AMQ_KIND_BLOOM) {
-		(void)amq_bloom_estimate_items(f);
-		(void)amq_bloom_expected_fpr(f);
+		(void)amq_filter_estimate_items(f);
+		(void)amq_filter_expected_fpr(f);
 	} else {
 		(void)amq_cuckoo_load(f);
 	}
@@ -70,8 +71,8 @@ static void round_trip(const amq_filter *src)
 	CHECK(memcmp(copy, src->bytes, src->size) == 0, "re-sealing changes no byte");
 	int missing = 0;
 	for (int64_t i = 0; i < 200; i++)
-		missing += f.kind == AMQ_KIND_BLOOM ? !amq_bloom_contains(&f, amq_hash_int(i, 0))
-						    : !amq_cuckoo_contains(&f, amq_hash_int(i, 0));
+		missing += f.kind == AMQ_KIND_BLOOM ? !amq_filter_contains(&f, amq_hash_int(i, 0))
+						    : !amq_filter_contains(&f, amq_hash_int(i, 0));
 	CHECK(missing == 0, "reopened filter lost %d items", missing);
 	free(copy);
 }

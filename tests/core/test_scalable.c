@@ -6,6 +6,7 @@
  * the same bytes whatever the row order and split; the format checks.
  */
 #include "amq.h"
+#include "bloom/bloom_internal.h"
 #include "check.h"
 #include "helpers.h"
 
