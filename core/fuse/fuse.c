@@ -10,7 +10,7 @@
  * XOR to its fingerprint. A probe reads the three slots and compares: an
  * absent value matches with probability 2^-c (0.39% for 8 bits, 0.0015% for
  * 16), a member always. It takes about 9.0 bits per value at 8 bits for a
- * million values and more (13% over the bound of 8), against 12.5 for a
+ * million values and more (13% over the bound of 8), against 12.2 for a
  * blocked Bloom filter at the same rate.
  *
  * Building peels a 3-hypergraph: a slot that only one value maps to can be
