@@ -47,6 +47,19 @@ SELECT (SELECT fuse_agg(i ORDER BY i DESC) FROM fuse_rows)::bytea = f8::bytea AS
        f8::bytea::fuse::bytea = f8::bytea AS bytea_round_trip
 FROM fuse_filters;
 
+-- Binary send/recv: send is the bytes; COPY BINARY round-trips the type, and
+-- recv checks the bytes as input does (a bloom filter is refused).
+SELECT fuse_send(f8) = f8::bytea AS fuse_send FROM fuse_filters;
+\getenv abs_builddir PG_ABS_BUILDDIR
+\set binfile :abs_builddir '/results/fuse_copy.bin'
+COPY (SELECT f8, f16 FROM fuse_filters) TO :'binfile' (FORMAT binary);
+CREATE TEMP TABLE copied (a fuse, b fuse);
+COPY copied FROM :'binfile' (FORMAT binary);
+SELECT a::bytea = f8::bytea AND b::bytea = f16::bytea AS fuse_recv FROM copied, fuse_filters;
+COPY (SELECT bloom_agg(1)::bytea, NULL::bytea) TO :'binfile' (FORMAT binary);
+COPY copied FROM :'binfile' (FORMAT binary);
+SELECT count(*) AS rows_after_bad_copy FROM copied;
+
 -- A parallel plan gives the same bytes.
 ALTER TABLE fuse_rows SET (parallel_workers = 2);
 SET parallel_setup_cost = 0;

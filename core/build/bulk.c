@@ -32,8 +32,9 @@ amq_status amq_filter_add_unique(const amq_filter *src, uint64_t hash, amq_famil
 	if (amq_filter_contains(src, hash))
 		return AMQ_OK;
 	amq_status st = amq_filter_clone(out, src, a, err);
-	if (st == AMQ_OK)
-		st = amq_filter_add_absent(out, hash, family, added, a, err);
+	if (st != AMQ_OK)
+		return st;
+	st = amq_filter_add_absent(out, hash, family, added, a, err);
 	if (st != AMQ_OK) {
 		amq_filter_free(out, a);
 		return st;

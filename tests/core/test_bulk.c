@@ -305,6 +305,14 @@ static void test_copies(void)
 	amq_filter_free(&src, A);
 }
 
+/* An allocator that has no memory. */
+static void *fail_alloc(void *ctx, size_t size)
+{
+	(void)ctx;
+	(void)size;
+	return NULL;
+}
+
 static void test_add_unique(void)
 {
 	amq_filter src, out, want;
@@ -340,6 +348,15 @@ static void test_add_unique(void)
 	amq_filter_seal(&in_place);
 	CHECK(same_bytes(&in_place, &want), "... every byte");
 	amq_filter_free(&in_place, A);
+	/* A copy that cannot be allocated: the error, and out left alone (no
+	 * free of what it held before). */
+	amq_allocator none = {.alloc = fail_alloc, .free = amq_malloc_allocator.free};
+	amq_filter untouched;
+	memset(&untouched, 0xab, sizeof(untouched));
+	CHECK(amq_filter_add_unique(&src, h(501), AMQ_FAMILY_NUMBER, &untouched, &added, &none,
+				    &err) == AMQ_NO_MEMORY &&
+		  !added,
+	      "add_unique out of memory: %s", err.message);
 	amq_filter_free(&want, A);
 	amq_filter_free(&out, A);
 	/* A filter of 1,000 distinct values added unique 3 times over holds
