@@ -37,6 +37,10 @@
 
 CC ?= cc
 BUILD := build
+# amq's one version, AMQ_VERSION in core/amq.h: every package reads it
+# (postgres/Makefile for amq.control, python/setup.py, node/build.mk for
+# package.json), and META.json follows it (below); tests/version checks.
+AMQ_VERSION := $(shell sed -n 's/^\#define AMQ_VERSION "\(.*\)"$$/\1/p' core/amq.h)
 FUZZ_SECONDS ?= 45
 PYTHON := /usr/bin/python3
 export FUZZ_SECONDS
@@ -97,7 +101,13 @@ $(BUILD)/core/%_avx2.o $(BUILD)/asan/core/%_avx2.o $(BUILD)/fuzz/core/%_avx2.o: 
 .SECONDARY: $(CORE_ASAN_OBJ)
 .DEFAULT_GOAL := all
 
-all: $(BUILD)/amq.so pg
+all: $(BUILD)/amq.so pg META.json
+
+# PGXN's META.json (kept in git, whole) says the version of core/amq.h: its
+# "version" fields before "meta-spec" are rewritten whenever amq.h changes.
+META.json: core/amq.h
+	sed -i '/"meta-spec"/,$$!s/"version": "[^"]*"/"version": "$(AMQ_VERSION)"/' $@
+	test "$$(grep -c '"version": "$(AMQ_VERSION)"' $@)" = 2
 
 # deps: every package above; build-deps: only those `make` builds with. Run
 # by make test, make bench and make demo (build-deps) before they build, in a
@@ -140,6 +150,7 @@ include postgres/build.mk
 include tests/build.mk
 include bench/build.mk
 include python/build.mk
+include node/build.mk
 
 test: deps
 	@$(MAKE) --no-print-directory all $(TEST_BINARIES)
