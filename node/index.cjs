@@ -15,8 +15,8 @@ const LIB = path.join(__dirname, 'lib', PLATFORM);
 const EXTENSION = path.join(LIB, `amq${process.platform === 'darwin' ? '.dylib' : '.so'}`);
 const ADDON = path.join(LIB, 'amq_node.node');
 const REBUILD_HINT =
-  'the install step builds it (needs cc, libsqlite3-dev and libxxhash-dev); npm 11 skips the install ' +
-  'scripts of packages it was not told to trust: run npm rebuild amq --allow-scripts=amq';
+  'the install step builds it (needs cc, libsqlite3-dev and libxxhash-dev); npm 11 may skip the install ' +
+  'scripts of packages not approved: run npm install-scripts approve amq, then npm rebuild amq';
 
 /**
  * An error of amq's, in SQL's words: message is SQLite's text of it
