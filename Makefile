@@ -7,7 +7,8 @@
 #                   qemu-user for s390x and aarch64), a bounded libFuzzer run,
 #                   SQLite tests, pg_regress on a temporary server, interop, a
 #                   coordinator and two shards (tests/multi), the Python
-#                   package (tests/python), the README's code blocks
+#                   package (tests/python), the Node.js package
+#                   (tests/node), the README's code blocks
 #                   (tests/readme), PostgreSQL 17, 18 and 19 in Debian
 #                   roots (tests/versions), the clang-format check
 #                   (tests/format) and a smoke run of every benchmark
@@ -23,6 +24,9 @@
 #                   library seiflotfy/cuckoofilter (bench/go/)
 #   make python     the Python package (python/) in a venv, build/python/venv;
 #                   make bench-python: its benchmark
+#   make node-pack  the Node.js package (node/) packed by npm,
+#                   build/node/amq-<version>.tgz; make bench-node: its
+#                   benchmark
 #   make deps       install missing Debian packages (apt-get as root, else
 #                   print the apt-get line and stop): make test and make bench
 #                   run it first, make demo only for the packages it builds
@@ -37,6 +41,10 @@
 
 CC ?= cc
 BUILD := build
+# amq's one version, AMQ_VERSION in core/amq.h: every package reads it
+# (postgres/Makefile for amq.control, python/setup.py, node/build.mk for
+# package.json), and META.json follows it (below); tests/version checks.
+AMQ_VERSION := $(shell sed -n 's/^\#define AMQ_VERSION "\(.*\)"$$/\1/p' core/amq.h)
 FUZZ_SECONDS ?= 45
 PYTHON := /usr/bin/python3
 export FUZZ_SECONDS
@@ -66,11 +74,17 @@ export PG_CONFIG
 # versions, the Python package, clang-format).
 BUILD_PACKAGES := gcc make clang libxxhash-dev libsqlite3-dev sqlite3 python3 \
 	postgresql-$(PG_MAJOR) postgresql-server-dev-$(PG_MAJOR)
+# Node.js for the npm package's tests (tests/node): npm and Node's headers
+# (node_api.h) come with the nodejs package of some builds (nodesource's) and
+# are Debian's npm and libnode-dev otherwise, which must not be asked for
+# beside a nodejs that ships them.
+NODE_EXTRA_PACKAGES := $(shell dpkg -L nodejs 2>/dev/null | grep -qx /usr/bin/npm || echo npm) \
+	$(shell dpkg -L nodejs 2>/dev/null | grep -qx /usr/include/node/node_api.h || echo libnode-dev)
 TEST_PACKAGES := libclang-rt-dev libbloom-dev golang-go golang-github-seiflotfy-cuckoofilter-dev \
 	debootstrap \
 	python3-setuptools python3-venv python3-dev python3-psycopg \
 	qemu-user gcc-s390x-linux-gnu libc6-dev-s390x-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
-	clang-format
+	clang-format nodejs $(NODE_EXTRA_PACKAGES)
 PACKAGES := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 
 WARN := -Wall -Wextra -Wshadow -Wmissing-prototypes -Werror
@@ -97,7 +111,13 @@ $(BUILD)/core/%_avx2.o $(BUILD)/asan/core/%_avx2.o $(BUILD)/fuzz/core/%_avx2.o: 
 .SECONDARY: $(CORE_ASAN_OBJ)
 .DEFAULT_GOAL := all
 
-all: $(BUILD)/amq.so pg
+all: $(BUILD)/amq.so pg META.json
+
+# PGXN's META.json (kept in git, whole) says the version of core/amq.h: its
+# "version" fields before "meta-spec" are rewritten whenever amq.h changes.
+META.json: core/amq.h
+	sed -i '/"meta-spec"/,$$!s/"version": "[^"]*"/"version": "$(AMQ_VERSION)"/' $@
+	test "$$(grep -c '"version": "$(AMQ_VERSION)"' $@)" = 2
 
 # deps: every package above; build-deps: only those `make` builds with. Run
 # by make test, make bench and make demo (build-deps) before they build, in a
@@ -140,6 +160,7 @@ include postgres/build.mk
 include tests/build.mk
 include bench/build.mk
 include python/build.mk
+include node/build.mk
 
 test: deps
 	@$(MAKE) --no-print-directory all $(TEST_BINARIES)

@@ -7,6 +7,7 @@ core/*/*_avx2.c is compiled with -mavx2 on x86-64 (core picks it at run time)
 and plainly elsewhere, as the top Makefile does, so a new such file needs no
 change here. AMQ_WERROR=1 in the environment adds -Werror (make test sets it).
 A Python without the wheel package gets a small bdist_wheel of its own.
+The version is AMQ_VERSION of ../core/amq.h, amq's one version.
 """
 
 import base64
@@ -14,6 +15,7 @@ import glob
 import hashlib
 import os
 import platform
+import re
 import shutil
 import sys
 import sysconfig
@@ -29,6 +31,15 @@ SQLITE = os.path.join(ROOT, "sqlite")
 
 if not os.path.exists(os.path.join(CORE, "amq.h")):
     raise SystemExit(f"amq: {CORE}/amq.h is missing: build from a checkout of the amq repository")
+
+def amq_version():
+    """AMQ_VERSION of core/amq.h: the version every amq package has."""
+    with open(os.path.join(CORE, "amq.h")) as f:
+        found = re.search(r'^#define AMQ_VERSION "([^"]+)"$', f.read(), re.M)
+    if found is None:
+        raise SystemExit(f"amq: no AMQ_VERSION in {CORE}/amq.h")
+    return found.group(1)
+
 
 CFLAGS = ["-std=c11", "-fvisibility=hidden", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Wshadow", "-Wmissing-prototypes"]
 if os.environ.get("AMQ_WERROR") == "1":
@@ -136,6 +147,7 @@ except ImportError:
 
 
 setup(
+    version=amq_version(),
     ext_modules=[
         Extension(
             "amq._amq",

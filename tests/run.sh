@@ -22,6 +22,8 @@ suites=(
 	"multi:tests/multi/run.sh"
 	"versions:tests/versions/run.sh"
 	"python:tests/python/run.sh"
+	"node:tests/node/run.sh"
+	"version:tests/version/run.sh"
 	"readme:tests/readme/run.sh"
 	"bench:tests/bench/run.sh"
 )
