@@ -40,13 +40,16 @@ from os.path import join as _join
 from sqlite3 import Connection as _Connection
 
 from . import _amq
-from ._amq import KINDS, LAYOUTS, Error, Filter, bloom, cuckoo, fuse, hash
+# The C module's public names (its __all__): KINDS, LAYOUTS, Error, Filter,
+# hash, and one builder per aggregate of SQL's function table (amq.bloom,
+# amq.cuckoo, amq.fuse), which no list here repeats.
+from ._amq import *  # noqa: F401,F403
+from ._amq import Error
 from ._amq import core_version as _core_version
 
-del _amq
+__all__ = [*_amq.__all__, "load", "loadable_path", "__version__"]
 
-__all__ = ["KINDS", "LAYOUTS", "Error", "Filter", "bloom", "cuckoo", "fuse", "hash", "load",
-           "loadable_path", "__version__"]
+del _amq
 
 __version__: str = _core_version
 

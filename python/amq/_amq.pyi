@@ -24,6 +24,10 @@ Value = Union[int, float, str, bytes, bytearray, memoryview, decimal.Decimal, uu
 # nothing (bloom_add, cuckoo_delete, bloom_delete and cuckoo_add_unique return
 # the filter unchanged), delete and add_unique returning False.
 
+# The public names the amq package re-exports: these, and one builder per
+# aggregate of the function table (below).
+__all__ = ["KINDS", "LAYOUTS", "Error", "Filter", "hash", "bloom", "cuckoo", "fuse"]
+
 core_version: str
 # The filter kinds SQL has (core/sql/function_list.h's AMQ_SQL_TYPE rows), in
 # its order: ("bloom", "cuckoo", "fuse"). Filter.kind is one of them; each has

@@ -702,6 +702,27 @@ static PyObject *kinds_tuple(void)
 	return kinds;
 }
 
+/* __all__: the public names, the builders of add_builders included, which
+ * the amq package re-exports without naming them again. */
+static int add_all(PyObject *m)
+{
+	PyObject *all = Py_BuildValue("[sssss]", "KINDS", "LAYOUTS", "Error", "Filter", "hash");
+	for (size_t i = 0; all != NULL && i < BUILDER_ROWS; i++) {
+		PyObject *name = builder_rows[i].op == AMQ_SQL_AGG
+				     ? PyUnicode_FromString(builder_rows[i].kind)
+				     : NULL;
+		if (builder_rows[i].op == AMQ_SQL_AGG &&
+		    (name == NULL || PyList_Append(all, name) < 0))
+			Py_CLEAR(all);
+		Py_XDECREF(name);
+	}
+	if (all == NULL || PyModule_AddObject(m, "__all__", all) < 0) {
+		Py_XDECREF(all);
+		return -1;
+	}
+	return 0;
+}
+
 static PyMethodDef module_methods[] = {
     {"hash", (PyCFunction)module_hash, METH_O,
      "hash(value) -> int | None\n\nThe 64-bit hash SQL's amq_hash gives the equal SQL value "
@@ -757,7 +778,7 @@ PyMODINIT_FUNC PyInit__amq(void)
 		Py_XDECREF(layouts);
 		goto fail;
 	}
-	if (add_builders(m) < 0)
+	if (add_builders(m) < 0 || add_all(m) < 0)
 		goto fail;
 	return m;
 fail:
