@@ -64,21 +64,10 @@ static napi_value setup(napi_env env, napi_callback_info info)
 	return NULL;
 }
 
-/* The builders: one per row of the function table that builds a filter from
- * values (AMQ_SQL_AGG: bloom_agg, cuckoo_agg, fuse_agg), named for its kind
- * and taking the aggregate's arguments. */
-typedef struct builder_row {
-	const char *kind, *aggregate, *arguments;
-	amq_sql_op op;
-	int max_args;
-} builder_row;
-
-#define AMQ_SQL_AGGREGATE(name, kind, op, min_args, max_args, arguments, returns, volatility)      \
-	{#kind, #name, arguments, AMQ_SQL_##op, max_args},
-static const builder_row builder_rows[] = {
-#include "sql/function_list.h"
-};
-#define BUILDER_ROWS (sizeof(builder_rows) / sizeof(builder_rows[0]))
+/* The builders: one per row of the function table (amq_sql_functions) that
+ * builds a filter from values (AMQ_SQL_AGG: bloom_agg, cuckoo_agg,
+ * fuse_agg), named for its kind and taking the aggregate's arguments. */
+typedef amq_sql_function builder_row;
 
 /* The options a builder's aggregate takes after the value, in its order. */
 static const char *const sized[] = {"fpr", "capacity", "layout"};
@@ -127,7 +116,7 @@ static bool read_sizing(napi_env env, const builder_row *row, napi_value options
 			known |= strcmp(name, sized[k]) == 0;
 		if (!known) {
 			snprintf(text, sizeof(text), "%s() takes no option '%s' (%s(%s))",
-				 row->kind, name, row->aggregate, row->arguments);
+				 row->kind, name, row->name, row->arguments);
 			amq_node_type_error(env, text);
 			return false;
 		}
@@ -189,7 +178,7 @@ static bool build_chunk(napi_env env, void *ctx, const uint64_t *hashes, const b
 }
 
 /*
- * build(index, values, options): the aggregate of builder_rows[index] over
+ * build(index, values, options): the aggregate of amq_sql_functions[index] over
  * values (an Array or typed array; index.cjs turns other iterables into an
  * Array), with options {fpr, capacity, layout} as far as the aggregate takes
  * them. null and undefined values are skipped, as NULL rows are; the filter
@@ -211,9 +200,9 @@ static napi_value build(napi_env env, napi_callback_info info)
 	if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok)
 		return NULL;
 	if (argc < 2 || napi_get_value_uint32(env, argv[0], &index) != napi_ok ||
-	    index >= BUILDER_ROWS || builder_rows[index].op != AMQ_SQL_AGG)
+	    index >= amq_sql_function_count || amq_sql_functions[index].op != AMQ_SQL_AGG)
 		return amq_node_type_error(env, "build(index, values, options)");
-	const builder_row *row = &builder_rows[index];
+	const builder_row *row = &amq_sql_functions[index];
 	napi_value options = NULL;
 	if (argc > 2) {
 		if (napi_typeof(env, argv[2], &type) != napi_ok)
@@ -285,16 +274,15 @@ static napi_value builders_list(napi_env env)
 	napi_value list, entry, options, number;
 	uint32_t at = 0;
 	NAPI_TRY(napi_create_array(env, &list));
-	for (size_t i = 0; i < BUILDER_ROWS; i++) {
-		const builder_row *row = &builder_rows[i];
+	for (size_t i = 0; i < amq_sql_function_count; i++) {
+		const builder_row *row = &amq_sql_functions[i];
 		if (row->op != AMQ_SQL_AGG)
 			continue;
 		NAPI_TRY(napi_create_object(env, &entry));
 		NAPI_TRY(napi_create_uint32(env, (uint32_t)i, &number));
 		NAPI_TRY(napi_set_named_property(env, entry, "index", number));
 		NAPI_TRY(napi_set_named_property(env, entry, "kind", string(env, row->kind)));
-		NAPI_TRY(
-		    napi_set_named_property(env, entry, "aggregate", string(env, row->aggregate)));
+		NAPI_TRY(napi_set_named_property(env, entry, "aggregate", string(env, row->name)));
 		NAPI_TRY(
 		    napi_set_named_property(env, entry, "arguments", string(env, row->arguments)));
 		NAPI_TRY(napi_create_array(env, &options));

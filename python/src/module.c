@@ -432,20 +432,9 @@ static int progress_of(PyObject *arg, python_progress *p)
 }
 
 /* The builders, amq.bloom, amq.cuckoo, ...: one per row of the function
- * table that builds a filter from values (AMQ_SQL_AGG: bloom_agg, ...),
- * named for its kind and taking the aggregate's arguments. */
-typedef struct builder_row {
-	const char *kind, *aggregate, *arguments;
-	amq_sql_op op;
-	int max_args;
-} builder_row;
-
-#define AMQ_SQL_AGGREGATE(name, kind, op, min_args, max_args, arguments, returns, volatility)      \
-	{#kind, #name, arguments, AMQ_SQL_##op, max_args},
-static const builder_row builder_rows[] = {
-#include "sql/function_list.h"
-};
-#define BUILDER_ROWS (sizeof(builder_rows) / sizeof(builder_rows[0]))
+ * table (amq_sql_functions) that builds a filter from values (AMQ_SQL_AGG:
+ * bloom_agg, ...), named for its kind and taking the aggregate's arguments. */
+typedef amq_sql_function builder_row;
 
 /*
  * amq.<kind>(values, ...): the aggregate of row over values, read in the
@@ -596,21 +585,31 @@ done:
 	return result;
 }
 
-/* A builder's C function: self is its row's index in builder_rows. */
+/* A builder's C function: self is its row's index in amq_sql_functions. */
 static PyObject *module_build(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-	return build(&builder_rows[PyLong_AsSize_t(self)], args, kwargs);
+	return build(&amq_sql_functions[PyLong_AsSize_t(self)], args, kwargs);
 }
 
-/* The method definitions and docstrings of the builders, made once. */
-static PyMethodDef builder_defs[BUILDER_ROWS];
-static char builder_docs[BUILDER_ROWS][1400];
+/* The method definitions and docstrings of the builders, one slot per row
+ * of the function table: made when the module loads and kept for the life
+ * of the process, as the functions that point at them are. */
+static PyMethodDef *builder_defs;
+static char (*builder_docs)[1400];
 
 /* Adds amq.<kind> to m for each AMQ_SQL_AGG row of the function table. */
 static int add_builders(PyObject *m)
 {
-	for (size_t i = 0; i < BUILDER_ROWS; i++) {
-		const builder_row *row = &builder_rows[i];
+	if (builder_defs == NULL) {
+		builder_defs = PyMem_Calloc(amq_sql_function_count, sizeof(*builder_defs));
+		builder_docs = PyMem_Calloc(amq_sql_function_count, sizeof(*builder_docs));
+		if (builder_defs == NULL || builder_docs == NULL) {
+			PyErr_NoMemory();
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < amq_sql_function_count; i++) {
+		const builder_row *row = &amq_sql_functions[i];
 		if (row->op != AMQ_SQL_AGG)
 			continue;
 		static const char *const signature[] = {"fpr=0.01", "fpr=0.01, capacity=None",
@@ -632,8 +631,8 @@ static int add_builders(PyObject *m)
 		    "called as a phase starts (done 0), every 262144 keys and\nas it ends (done == "
 		    "total). Only a build that spilled calls it. An\nexception it raises stops the "
 		    "build and is raised here.",
-		    row->kind, signature[row->max_args - 2], row->kind, row->aggregate,
-		    row->arguments, row->kind);
+		    row->kind, signature[row->max_args - 2], row->kind, row->name, row->arguments,
+		    row->kind);
 		builder_defs[i] =
 		    (PyMethodDef){row->kind, (PyCFunction)(void (*)(void))module_build,
 				  METH_VARARGS | METH_KEYWORDS, builder_docs[i]};
@@ -707,12 +706,10 @@ static PyObject *kinds_tuple(void)
 static int add_all(PyObject *m)
 {
 	PyObject *all = Py_BuildValue("[sssss]", "KINDS", "LAYOUTS", "Error", "Filter", "hash");
-	for (size_t i = 0; all != NULL && i < BUILDER_ROWS; i++) {
-		PyObject *name = builder_rows[i].op == AMQ_SQL_AGG
-				     ? PyUnicode_FromString(builder_rows[i].kind)
-				     : NULL;
-		if (builder_rows[i].op == AMQ_SQL_AGG &&
-		    (name == NULL || PyList_Append(all, name) < 0))
+	for (size_t i = 0; all != NULL && i < amq_sql_function_count; i++) {
+		const builder_row *row = &amq_sql_functions[i];
+		PyObject *name = row->op == AMQ_SQL_AGG ? PyUnicode_FromString(row->kind) : NULL;
+		if (row->op == AMQ_SQL_AGG && (name == NULL || PyList_Append(all, name) < 0))
 			Py_CLEAR(all);
 		Py_XDECREF(name);
 	}

@@ -199,21 +199,28 @@ def not_shipped(r, name, query, setup=ON, local=None):
     same_answer(r, name, query)
 
 
-def shipped_format(r):
-    """The filter parameter a shard binds is format version 1 (header byte 4)
-    with byte 44 zero: no families, readable by every amq release, never
-    checked on the shard (its values are no user's)."""
+def bound_filters(run):
+    """The filters (hex, from their magic bytes on) that shard1 bound as
+    parameters while run() ran, read from its log with every statement
+    logged."""
     log = os.path.join(ROOT, "shard1", "server.log")
     start = os.path.getsize(log)
     psql("shard1", "ALTER SYSTEM SET log_statement = 'all'; SELECT pg_reload_conf();")
     try:
         time.sleep(1)
-        same_answer(r, "logged shard", VIP.format(t="orders_f1"), 2000)
+        run()
     finally:
         psql("shard1", "ALTER SYSTEM RESET log_statement; SELECT pg_reload_conf();")
     with open(log, encoding="utf-8", errors="replace") as f:
         f.seek(start)
-        filters = re.findall(r"\$\d+ = '\\x(414d5146[0-9a-f]+)'", f.read())
+        return re.findall(r"\$\d+ = '\\x(414d5146[0-9a-f]+)'", f.read())
+
+
+def shipped_format(r):
+    """The filter parameter a shard binds is format version 1 (header byte 4)
+    with byte 44 zero: no families, readable by every amq release, never
+    checked on the shard (its values are no user's)."""
+    filters = bound_filters(lambda: same_answer(r, "logged shard", VIP.format(t="orders_f1"), 2000))
     r.check("the shard bound filters, each format version 1 without families",
             filters and all(h[8:10] == "01" and h[88:90] == "00" for h in filters),
             f"{len(filters)} filters, heads {sorted({h[:10] for h in filters})}")
@@ -237,17 +244,7 @@ def fuse_filters(r):
     off, on = answer(query, OFF), answer(query, fuse)
     r.check("fuse filters: the same answer as without join filters", off == on and
             off.startswith("4000"), f"{off} / {on}")
-    log = os.path.join(ROOT, "shard1", "server.log")
-    start = os.path.getsize(log)
-    psql("shard1", "ALTER SYSTEM SET log_statement = 'all'; SELECT pg_reload_conf();")
-    try:
-        time.sleep(1)
-        answer(VIP.format(t="orders_f1"), fuse)
-    finally:
-        psql("shard1", "ALTER SYSTEM RESET log_statement; SELECT pg_reload_conf();")
-    with open(log, encoding="utf-8", errors="replace") as f:
-        f.seek(start)
-        filters = re.findall(r"\$\d+ = '\\x(414d5146[0-9a-f]+)'", f.read())
+    filters = bound_filters(lambda: answer(VIP.format(t="orders_f1"), fuse))
     r.check("fuse filters: the shard bound fuse filters, format version 5, no families",
             filters and all(h[8:12] == "0503" and h[88:90] == "00" for h in filters),
             f"{len(filters)} filters, heads {sorted({h[:12] for h in filters})}")
