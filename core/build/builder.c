@@ -147,6 +147,23 @@ static amq_status spill_bag(amq_builder *b, amq_hashbag *bag, amq_error *err)
 	return st;
 }
 
+/* The refusal of a build-only variant's build past b's working memory: of
+ * distinct values, or of more than distinct while b still reads them (its
+ * total is not known yet, and more only need more memory). */
+static amq_status build_memory_error(const amq_builder *b, const amq_variant *v, uint64_t distinct,
+				     bool more, amq_error *err)
+{
+	return amq_fail(err, AMQ_TOO_LARGE,
+			"raise the working memory (PostgreSQL: work_mem; SQLite: amq_work_mem(); "
+			"Python: work_mem=), or build a bloom filter (bloom_agg), which spills",
+			"a %s %s filter of %s%llu distinct values needs %s%.2f MB of memory to "
+			"build, more than the %.2f MB of working memory",
+			v->layout_name, v->kind_name, more ? "more than " : "",
+			(unsigned long long)distinct, more ? "more than " : "",
+			(double)v->build_memory(distinct) / (1 << 20),
+			(double)b->alloc.spill->memory / (1 << 20));
+}
+
 /* Called with b's set or bag full: spills it as a sorted run when it may not
  * grow (its buffer would pass half of amq_spill_room, or all of it for the
  * bag) and, for a set, sorting it left it more than half full. */
@@ -162,6 +179,15 @@ static amq_status spill_if_full(amq_builder *b, amq_error *err)
 	amq_status st = amq_hashset_compact(&b->set, err);
 	if (st != AMQ_OK || b->set.count <= b->set.capacity / 2)
 		return st;
+	/* A build-only variant with build_memory builds from every hash in
+	 * memory at once: it never spills. Its set grows while the build of
+	 * what it holds fits the working memory, and is refused, before any run
+	 * is written, once it cannot (more values only need more). */
+	const amq_variant *v = amq_variant_find(b->kind, b->layout);
+	if (v->build_memory != NULL)
+		return v->build_memory(b->set.count) > b->alloc.spill->memory
+			   ? build_memory_error(b, v, b->set.count, true, err)
+			   : AMQ_OK;
 	st = amq_spill_run_add(b, b->set.hashes, b->set.count, err);
 	if (st != AMQ_OK)
 		return st;
@@ -482,8 +508,10 @@ static amq_status finish_collected(amq_builder *b, const amq_merge_source *sourc
 
 /* A build-only variant with build_memory builds from every hash in memory
  * at once, in one piece: refused when that would pass b's working memory,
- * and so whenever b spilled (its runs hold at least memory / 16 distinct
- * keys, and a build takes more than 16 bytes a key). */
+ * and whenever b holds a run anyway. Its own set never spills (spill_if_full);
+ * a run comes only from a parallel state decoded into one because it was
+ * larger than the working memory, at 5 or more bytes a key, where the build
+ * takes over 16. */
 static amq_status check_build_memory(const amq_builder *b, uint64_t distinct, bool spilled,
 				     amq_error *err)
 {
@@ -492,14 +520,7 @@ static amq_status check_build_memory(const amq_builder *b, uint64_t distinct, bo
 	if (v->build_memory == NULL || s == NULL ||
 	    (!spilled && v->build_memory(distinct) <= s->memory))
 		return AMQ_OK;
-	return amq_fail(err, AMQ_TOO_LARGE,
-			"raise the working memory (PostgreSQL: work_mem; SQLite: amq_work_mem(); "
-			"Python: work_mem=), or build a bloom filter (bloom_agg), which spills",
-			"a %s %s filter of %llu distinct values needs %.1f MB of memory to build, "
-			"more than the %.1f MB of working memory",
-			v->layout_name, v->kind_name, (unsigned long long)distinct,
-			(double)v->build_memory(distinct) / (1 << 20),
-			(double)s->memory / (1 << 20));
+	return build_memory_error(b, v, distinct, spilled, err);
 }
 
 amq_status amq_builder_finish(amq_builder *b, amq_filter *out, amq_error *err)

@@ -129,9 +129,9 @@ typedef struct amq_variant {
 				    const amq_allocator *a, amq_error *err);
 	/* The bytes a build-only variant's build of n distinct hashes takes at
 	 * its peak, the builder's 8 bytes per hash and the filter included:
-	 * a builder refuses a build past its working memory, and one whose
-	 * hashes spilled, naming bloom_agg (amq_builder_finish). NULL: the
-	 * builder's memory bounds the build. */
+	 * its builder never spills, and refuses the build, naming bloom_agg,
+	 * as soon as the hashes it holds could not be built in its working
+	 * memory (builder.c). NULL: the builder's memory bounds the build. */
 	uint64_t (*build_memory)(uint64_t n);
 	/* Adds one value in f's own buffer; on failure the filter is
 	 * unchanged. A variant that grows (add_grow) may have it too, for

@@ -7,6 +7,7 @@
  * memory bound (in memory and after a spill), interrupts, the lowest fpr,
  * and damaged headers and payloads.
  */
+#include "format/variant.h"
 #include "helpers.h"
 
 #include <math.h>
@@ -205,31 +206,54 @@ static void file_close(void *ctx, void *file)
 	free(file);
 }
 
-/* Past the working memory a build is refused, before any peeling, in
- * memory and after a spill, with the memory it needs; every block freed. */
+/* Memory files for a builder that could spill, counted: a fuse build never
+ * writes one. */
+static long files_made;
+
+static void *counted_create(void *ctx, amq_error *err)
+{
+	files_made++;
+	return file_create(ctx, err);
+}
+
+/* A build within the working memory is made; past it, refused before any
+ * peeling with the memory it needs: at the end (n values whose set never
+ * filled), or while the values are read, as soon as the build of those held
+ * cannot fit ("more than"), never spilling a run; every block freed. */
 static void test_memory(void)
 {
 	amq_spill spill = {
-	    .create = file_create, .write = file_write, .read = file_read, .close = file_close};
-	static const struct {
+	    .create = counted_create, .write = file_write, .read = file_read, .close = file_close};
+	const amq_variant *row = amq_variant_first_of(fuse());
+	uint64_t need = row->build_memory(5000);
+	static const char *const refused = "a binary fuse filter of %s distinct values needs ";
+	const struct {
 		size_t n, memory;
-	} cases[] = {{10000, 20 * 10000}, {100000, 1 << 16}, {10000, 1 << 20}};
-	for (int c = 0; c < 3; c++) {
+		const char *count; /* refused with "of <count> distinct values", or NULL: built */
+	} cases[] = {
+	    {5000, (size_t)need - 1, "5000"},
+	    {100000, 1 << 16, "more than 4096"},
+	    {5000, (size_t)need, NULL},
+	    {10000, 1 << 20, NULL},
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		struct probe p;
 		amq_allocator a = probe_allocator(&p, 0);
 		spill.memory = cases[c].memory;
 		a.spill = &spill;
+		files_made = 0;
 		uint64_t *keys = stream(5, cases[c].n);
 		amq_filter f;
 		amq_error err;
 		amq_status st = build_keys(keys, cases[c].n, 0.01, &a, &f, &err);
-		if (c == 2) {
-			CHECK(st == AMQ_OK, "10000 values in 1 MB: %s", err.message);
-			amq_filter_free(&f, &a);
+		if (cases[c].count == NULL) {
+			CHECK(st == AMQ_OK, "%zu values in %zu bytes: %s", cases[c].n,
+			      cases[c].memory, err.message);
+			if (st == AMQ_OK)
+				amq_filter_free(&f, &a);
 		} else {
 			char want[200];
-			snprintf(want, sizeof(want),
-				 "a binary fuse filter of %zu distinct values needs ", cases[c].n);
+			snprintf(want, sizeof(want), refused, cases[c].count);
 			CHECK(st == AMQ_TOO_LARGE &&
 				  strncmp(err.message, want, strlen(want)) == 0 &&
 				  strstr(err.message, "MB of memory to build, more than the") &&
@@ -237,6 +261,8 @@ static void test_memory(void)
 			      "%zu values in %zu bytes: %s: %s", cases[c].n, cases[c].memory,
 			      err.message, err.hint);
 		}
+		CHECK(files_made == 0, "%zu values in %zu bytes: %ld runs spilled", cases[c].n,
+		      cases[c].memory, files_made);
 		CHECK(p.live == 0, "%ld blocks left", p.live);
 		free(keys);
 	}
