@@ -1,6 +1,7 @@
 /*
  * sql/functions.c - amq_sql_functions[], the rows of sql/function_list.h as a
- * table the adapters and tests iterate at run time, and the two choices both
+ * table the adapters and tests iterate at run time, the SQL name of what a
+ * kind does (for in-process APIs' messages), and the two choices both
  * adapters make from an operation (which bulk operation, which merge).
  */
 #include "sql/functions.h"
@@ -30,6 +31,17 @@ const amq_sql_function *amq_sql_function_named(const char *name)
 		if (strcmp(amq_sql_functions[i].name, name) == 0)
 			return &amq_sql_functions[i];
 	return NULL;
+}
+
+const char *amq_sql_function_doing(amq_kind kind, amq_sql_op op, amq_sql_op fallback)
+{
+	const char *name = amq_kind_name(kind);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < amq_sql_function_count; i++)
+			if (amq_sql_functions[i].op == (pass ? fallback : op) &&
+			    strcmp(amq_sql_functions[i].kind, name) == 0)
+				return amq_sql_functions[i].name;
+	return name;
 }
 
 amq_kind amq_sql_function_kind(const amq_sql_function *fn)

@@ -63,6 +63,11 @@ amq_kind amq_sql_function_kind(const amq_sql_function *fn);
 /* The row named name, or NULL. */
 const amq_sql_function *amq_sql_function_named(const char *name);
 
+/* The name of the SQL function of kind that does op, else of the one that
+ * does fallback (bloom has no add_unique: its words are bloom_add's), else
+ * the kind's name: what an in-process API's messages name, as SQL's do. */
+const char *amq_sql_function_doing(amq_kind kind, amq_sql_op op, amq_sql_op fallback);
+
 /* The bulk operation of a bulk aggregate (ADD_AGG or DELETE_AGG). */
 amq_bulk_op amq_sql_bulk_op(amq_sql_op op);
 

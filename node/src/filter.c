@@ -43,17 +43,6 @@ static void seal(filter_obj *self)
 	}
 }
 
-/* The SQL function of f's kind that does op, from the function table, for
- * the messages that name it; the kind's name when it has none. */
-static const char *sql_function(const amq_filter *f, amq_sql_op op)
-{
-	const char *kind = amq_kind_name(f->kind);
-	for (size_t i = 0; i < amq_sql_function_count; i++)
-		if (amq_sql_functions[i].op == op && strcmp(amq_sql_functions[i].kind, kind) == 0)
-			return amq_sql_functions[i].name;
-	return kind;
-}
-
 /*
  * new Filter(bytes): a copy of bytes (a Buffer, Uint8Array or ArrayBuffer)
  * once it opens and verifies as a filter of any kind, as SQL checks a
@@ -198,7 +187,8 @@ static inline bool admit(napi_env env, filter_obj *self, napi_value value, amq_s
 	}
 	if (amq_filter_takes(&self->filter, *family))
 		return true;
-	amq_node_refuse_family(env, &self->filter, value, sql_function(&self->filter, op));
+	amq_node_refuse_family(env, &self->filter, value,
+			       amq_sql_function_doing(self->filter.kind, op, op));
 	return false;
 }
 
@@ -412,7 +402,8 @@ static napi_value filter_contains_many(napi_env env, napi_callback_info info)
 	m.out = data;
 	amq_node_families families = {.filter = self->filter,
 				      .check = true,
-				      .function = sql_function(&self->filter, AMQ_SQL_CONTAINS)};
+				      .function = amq_sql_function_doing(
+					  self->filter.kind, AMQ_SQL_CONTAINS, AMQ_SQL_CONTAINS)};
 	if (!amq_node_hash_each(env, values, self->filter.seed, false, &families, answer_chunk, &m,
 				&count))
 		return NULL;

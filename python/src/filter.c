@@ -100,26 +100,12 @@ static void filter_dealloc(FilterObject *self)
 	Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* The SQL function of f's kind that does op (else fallback: bloom has no
- * add_unique, whose words are then bloom_add's), from the function table,
- * for the messages that name it; the kind's name when it has neither. */
-static const char *sql_function(const amq_filter *f, amq_sql_op op, amq_sql_op fallback)
-{
-	const char *kind = amq_kind_name(f->kind);
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < amq_sql_function_count; i++)
-			if (amq_sql_functions[i].op == (pass ? fallback : op) &&
-			    strcmp(amq_sql_functions[i].kind, kind) == 0)
-				return amq_sql_functions[i].name;
-	return kind;
-}
-
 /*
  * The hash of value under this filter's seed, and its family, once the
  * filter takes that family (amq_filter_takes: it holds it, holds none yet,
  * or is of a format before families). A value of another family is amq.Error
  * in core's words (amq_check_family), naming the SQL function of the
- * filter's kind that does op (sql_function): e.g. "bloom_contains: value:
+ * filter's kind that does op (amq_sql_function_doing): e.g. "bloom_contains: value:
  * the filter holds numbers, got text '42'", SQL's message for the same
  * value. -1 with an exception set.
  */
@@ -130,7 +116,8 @@ static inline int admit(FilterObject *self, PyObject *value, amq_sql_op op, uint
 		return -1;
 	if (amq_filter_takes(&self->filter, *family))
 		return 0;
-	return amq_py_refuse_family(&self->filter, value, sql_function(&self->filter, op, op));
+	return amq_py_refuse_family(&self->filter, value,
+				    amq_sql_function_doing(self->filter.kind, op, op));
 }
 
 /* admit for add_unique, which a kind without it (bloom) words as its add. */
@@ -141,8 +128,9 @@ static inline int admit_unique(FilterObject *self, PyObject *value, uint64_t *ha
 		return -1;
 	if (amq_filter_takes(&self->filter, *family))
 		return 0;
-	return amq_py_refuse_family(&self->filter, value,
-				    sql_function(&self->filter, AMQ_SQL_ADD_UNIQUE, AMQ_SQL_ADD));
+	return amq_py_refuse_family(
+	    &self->filter, value,
+	    amq_sql_function_doing(self->filter.kind, AMQ_SQL_ADD_UNIQUE, AMQ_SQL_ADD));
 }
 
 /*
@@ -382,7 +370,8 @@ static PyObject *filter_contains_many(FilterObject *self, PyObject *values)
 	/* A value of a family the filter does not take is an error, as in
 	 * bloom_contains; the answers before it are dropped. */
 	amq_py_families families = amq_py_families_of(
-	    &self->filter, sql_function(&self->filter, AMQ_SQL_CONTAINS, AMQ_SQL_CONTAINS), false);
+	    &self->filter,
+	    amq_sql_function_doing(self->filter.kind, AMQ_SQL_CONTAINS, AMQ_SQL_CONTAINS), false);
 	if (amq_py_hash_each(values, self->filter.seed, false, &families, answer_chunk, &m) < 0) {
 		Py_DECREF(m.list);
 		return NULL;
@@ -447,7 +436,8 @@ static PyObject *filter_add_many(FilterObject *self, PyObject *values)
 	struct hash_list h = {NULL, 0, 0};
 	amq_error err;
 	amq_status st = AMQ_OK;
-	const char *function = sql_function(&self->filter, AMQ_SQL_ADD_AGG, AMQ_SQL_ADD_AGG);
+	const char *function =
+	    amq_sql_function_doing(self->filter.kind, AMQ_SQL_ADD_AGG, AMQ_SQL_ADD_AGG);
 	amq_py_families families = amq_py_families_of(&self->filter, function, true);
 	if (check_mutable(self) < 0 ||
 	    amq_py_hash_each(values, self->filter.seed, true, &families, gather_chunk, &h) < 0) {
